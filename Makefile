@@ -1,0 +1,33 @@
+# The two set-up commands of a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+# Heal the shipped example offline with the built-in engine and print the diff.
+run: $(VENV)/.installed
+	$(BIN)/regrow heal examples/prices.py::parse_price --test examples/test_prices.py
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy src
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/overhead.py
+
+clean:
+	rm -rf $(VENV) build dist

@@ -1,0 +1,60 @@
+"""regrow: repairs failing Python functions.
+
+A failure goes in; a proven fix comes out, installed into the live function, and (when asked)
+written back to the source file. The built-in search engine needs no network and no key.
+"""
+
+from ._candidate import Candidate
+from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable, Verdict
+from ._config import disable, enable, is_enabled
+from ._engine import Engine
+from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
+from ._events import Event, EventHandler, EventType
+from ._failure import Failure
+from ._heal import Healing, heal, repair, state
+from ._proposer import Attempt, Proposer, Request
+from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox
+from ._session import Budget, RepairResult, Session
+from ._target import Target
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Attempt",
+    "Budget",
+    "Candidate",
+    "Check",
+    "CheckError",
+    "CheckFailed",
+    "Engine",
+    "Event",
+    "EventHandler",
+    "EventType",
+    "Failure",
+    "Healing",
+    "InProcessSandbox",
+    "Limits",
+    "Outcome",
+    "Proposer",
+    "ProposerError",
+    "PytestTests",
+    "RegrowError",
+    "RepairResult",
+    "Replay",
+    "Request",
+    "Sandbox",
+    "Session",
+    "Target",
+    "TargetError",
+    "TestCallable",
+    "TestsFailedError",
+    "Verdict",
+    "VerificationError",
+    "__version__",
+    "disable",
+    "enable",
+    "heal",
+    "is_enabled",
+    "repair",
+    "state",
+]

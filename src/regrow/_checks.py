@@ -1,0 +1,325 @@
+"""The checks that prove a candidate, and the verdict they reach.
+
+A check is a small callable object: it takes the function under test and raises (``CheckFailed``
+with a reason, or whatever the function raised) when the function is wrong. Checks run cheapest
+first and the first failure stops the rest; its reason is what the next attempt sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import dataclasses
+import inspect
+import io
+import threading
+import time
+import traceback
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ._errors import CheckError
+from ._failure import safe_repr
+from ._redact import redact_text
+from ._sandbox import Outcome, SandboxTimeout
+
+if typing.TYPE_CHECKING:
+    from ._target import Target
+
+
+class CheckFailed(Exception):
+    """A check's verdict that the function is wrong; the message is the reason.
+
+    ``location`` is the ``(filename, line)`` where the failure surfaced, when a check knows it.
+    """
+
+    def __init__(self, reason: str, location: tuple[str, int] | None = None) -> None:
+        super().__init__(reason)
+        self.location = location
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """What the checks concluded about one candidate."""
+
+    ok: bool
+    check: str  # the check that decided: a check's name, "compile" or "sandbox"
+    reason: str = ""
+    duration: float = 0.0
+    passed: tuple[str, ...] = ()
+
+    @classmethod
+    def from_outcome(cls, outcome: Outcome) -> Verdict:
+        """The verdict of an evaluation that ran in a sandbox (see :func:`evaluate`)."""
+        if outcome.ok and isinstance(outcome.value, dict):
+            data = outcome.value
+            return cls(bool(data["ok"]), str(data["check"]), str(data["reason"]), outcome.duration,
+                       tuple(data.get("passed", ())))
+        return cls(False, "sandbox", outcome.reason() or "the evaluation returned no verdict", outcome.duration)
+
+
+class Check(Protocol):
+    """One oracle; ``cost`` orders checks, cheapest first. While it runs, the candidate is also
+    installed into the live function, so tests that import the function by name see it."""
+
+    name: str
+    cost: int
+
+    def __call__(self, fn: Callable[..., Any]) -> None: ...
+
+
+def _call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    result = fn(*args, **kwargs)
+    if inspect.iscoroutine(result):
+        result = asyncio.run(result)
+    return result
+
+
+def _fresh(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Copies of the arguments, so one candidate's mutations do not reach the next."""
+    try:
+        return copy.deepcopy(args), copy.deepcopy(dict(kwargs))
+    except Exception:  # uncopyable arguments (locks, sockets): use them as they are
+        return args, dict(kwargs)
+
+
+class Replay:
+    """Call the function again with the failing call's arguments.
+
+    With a ``verify`` predicate the result must make it return a true value (``False``, ``None``
+    and raising all fail). Without any other oracle, a result that contradicts the function's
+    return annotation fails too, so a candidate that swallows the error and returns ``None`` from
+    a function annotated ``-> float`` is not taken for a fix.
+    """
+
+    cost = 0
+
+    def __init__(
+        self,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        verify: Callable[[Any], object] | None = None,
+        returns: Any = inspect.Parameter.empty,
+        name: str = "replay",
+    ) -> None:
+        self.args, self.kwargs, self.verify, self.returns, self.name = args, dict(kwargs), verify, returns, name
+
+    def __call__(self, fn: Callable[..., Any]) -> None:
+        args, kwargs = _fresh(self.args, self.kwargs)
+        result = _call(fn, args, kwargs)
+        if self.verify is not None:
+            judge(self.verify, result)
+        elif not conforms(result, self.returns):
+            raise CheckFailed(f"returned {safe_repr(result)}, which is not a {_type_label(self.returns)}")
+
+
+def judge(verify: Callable[[Any], object], result: Any) -> None:
+    """Apply a ``verify=`` predicate to ``result``; raise :class:`CheckFailed` unless it accepts it."""
+    shown = redact_text(safe_repr(result))
+    try:
+        accepted = verify(result)
+    except Exception as exc:
+        raise CheckFailed(f"verify raised {type(exc).__name__}: {exc} on result {shown}") from exc
+    if accepted is None:
+        raise CheckFailed(f"verify returned None on result {shown} (a predicate must return True to accept)")
+    if not accepted:
+        raise CheckFailed(f"verify rejected the result {shown}")
+
+
+def conforms(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` fits a return annotation (unknown or complex annotations always fit)."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return True
+    if annotation is None or annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(annotation, type):
+        return isinstance(value, annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, getattr(types, "UnionType", typing.Union)):
+        return any(conforms(value, arg) for arg in typing.get_args(annotation))
+    if isinstance(origin, type):
+        return isinstance(value, origin)
+    return True
+
+
+def _type_label(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation)
+
+
+def return_annotation(func: types.FunctionType) -> Any:
+    """The resolved return annotation of ``func`` (``Parameter.empty`` when absent or unresolvable)."""
+    try:
+        return typing.get_type_hints(func).get("return", inspect.Parameter.empty)
+    except Exception:
+        return inspect.Parameter.empty
+
+
+class TestCallable:
+    """A user test: a callable that takes the function and raises (usually ``AssertionError``) when it is wrong."""
+
+    __test__ = False
+    cost = 10
+
+    def __init__(self, test: Callable[[Callable[..., Any]], object]) -> None:
+        self.test = test
+        self.name = f"test:{getattr(test, '__name__', repr(test))}"
+
+    def __call__(self, fn: Callable[..., Any]) -> None:
+        try:
+            result = self.test(fn)
+            if inspect.iscoroutine(result):
+                asyncio.run(result)
+        except AssertionError as exc:
+            raise CheckFailed(f"{self.name} failed: {_assertion_text(exc)}") from exc
+
+
+def _assertion_text(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    line = frames[-1].line if frames else ""
+    message = str(exc).strip()
+    return redact_text(" — ".join(part for part in (line, message) if part) or "assertion failed")
+
+
+class PytestTests:
+    """Pytest node ids (``tests/test_x.py::test_name``) or test files, run in-process against the
+    candidate installed into the live function, as the tests import it."""
+
+    __test__ = False
+    cost = 100
+
+    def __init__(self, node_ids: Sequence[str], rootdir: str | Path | None = None) -> None:
+        if not node_ids:
+            raise CheckError("no pytest node ids given")
+        for node in node_ids:
+            path = Path(node.split("::", 1)[0])
+            if not path.exists():
+                raise CheckError(f"test file not found: {path}")
+        self.node_ids = list(node_ids)
+        self.rootdir = Path(rootdir) if rootdir else None
+        self.name = "pytest:" + ",".join(self.node_ids)
+
+    def _args(self, *extra: str) -> list[str]:
+        root = ["--rootdir", str(self.rootdir)] if self.rootdir else []
+        return [*self.node_ids, *root, "-q", "-p", "no:cacheprovider", "--no-header", "-W", "ignore", *extra]
+
+    def collect(self) -> list[str]:
+        """The test ids the node ids select; a :class:`CheckError` when one does not exist."""
+        recorder = _Recorder()
+        code = _pytest_main(self._args("--collect-only"), recorder)
+        if code not in (0, 1) or recorder.collect_errors:
+            detail = "; ".join(recorder.collect_errors) or f"pytest exited with {code}"
+            raise CheckError(f"cannot collect {' '.join(self.node_ids)}: {detail}")
+        if not recorder.collected:
+            raise CheckError(f"{' '.join(self.node_ids)} selects no tests")
+        return recorder.collected
+
+    def __call__(self, fn: Callable[..., Any]) -> None:
+        recorder = _Recorder()
+        code = _pytest_main(self._args("-x"), recorder)
+        if recorder.failures:
+            raise CheckFailed(recorder.failures[0], recorder.crash)
+        if code not in (0,) or not recorder.passed:
+            raise CheckFailed(f"pytest exited with {code} and {len(recorder.passed)} passing tests")
+
+
+class _Recorder:
+    """A pytest plugin that keeps the outcome of each test."""
+
+    def __init__(self) -> None:
+        self.collected: list[str] = []
+        self.collect_errors: list[str] = []
+        self.passed: list[str] = []
+        self.failures: list[str] = []
+        self.crash: tuple[str, int] | None = None
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.collect_errors.append(redact_text(str(report.longrepr).strip().splitlines()[-1]))
+
+    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
+        self.collected = [item.nodeid for item in items]
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.failed:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            detail = crash.message if crash is not None else str(report.longrepr).strip().splitlines()[-1]
+            if crash is not None and self.crash is None:
+                self.crash = (str(crash.path), int(crash.lineno))
+            first = detail.strip().splitlines()[0] if detail.strip() else "failed"
+            self.failures.append(redact_text(f"{report.nodeid} failed: {first}"))
+        elif report.when == "call" and report.passed:
+            self.passed.append(report.nodeid)
+
+
+def _pytest_main(args: list[str], recorder: _Recorder) -> int:
+    try:
+        import pytest
+    except ImportError as exc:
+        raise CheckError("pytest node ids need pytest: pip install 'regrow[pytest]'") from exc
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return int(pytest.main(args, plugins=[recorder]))
+
+
+_local = threading.local()
+
+
+def in_evaluation() -> bool:
+    """Whether this thread is running a candidate (a failure here must not start a new repair)."""
+    return bool(getattr(_local, "active", False))
+
+
+def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, Any]:
+    """Compile ``source`` for ``target`` and run ``checks`` on it; a verdict as plain data.
+
+    This is the job a sandbox runs. The candidate is installed into the live function for the
+    duration (recursive calls and tests that import it by name run the candidate) and put back after.
+    """
+    started = time.perf_counter()
+
+    def verdict(ok: bool, check: str, reason: str = "", passed: Sequence[str] = ()) -> dict[str, Any]:
+        return {"ok": ok, "check": check, "reason": reason, "passed": list(passed),
+                "duration": time.perf_counter() - started}
+
+    try:
+        fn = target.compile(source)
+    except SyntaxError as exc:
+        return verdict(False, "compile", f"SyntaxError: {exc.msg} (line {exc.lineno})")
+    except Exception as exc:
+        return verdict(False, "compile", f"{type(exc).__name__}: {exc}")
+    live = target.func
+    saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
+    subject: Callable[..., Any] = live if target.install(fn) == "code" else fn
+    _local.active = True
+    passed: list[str] = []
+    try:
+        for check in checks:
+            try:
+                check(subject)
+            except SandboxTimeout:
+                raise
+            except CheckFailed as exc:
+                return verdict(False, check.name, str(exc), passed)
+            except BaseException as exc:  # the candidate raised: SystemExit and KeyboardInterrupt included
+                return verdict(False, check.name, _raised(exc), passed)
+            passed.append(check.name)
+    finally:
+        _local.active = False
+        live.__code__, live.__defaults__, live.__kwdefaults__ = saved
+    return verdict(True, "all", "", passed)
+
+
+def _raised(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = next((f for f in reversed(frames) if f.filename.startswith("<regrow ")), None)
+    at = f" at `{where.line}`" if where is not None and where.line else ""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<unprintable>"
+    return redact_text(f"raised {type(exc).__name__}: {message}{at}")

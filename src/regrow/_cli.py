@@ -1,0 +1,111 @@
+"""The ``regrow`` command: heal a function against its pytest tests from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ._checks import CheckFailed, PytestTests
+from ._engine import Engine
+from ._errors import RegrowError
+from ._events import Event
+from ._failure import check_failure
+from ._sandbox import InProcessSandbox
+from ._session import Budget, Session
+from ._target import Target
+from ._writeback import write_back
+
+
+class _Printer:
+    """Renders session events as one line per verdict."""
+
+    def __init__(self, out: TextIO, quiet: bool) -> None:
+        self.out = out
+        self.quiet = quiet
+        color = out.isatty() and "NO_COLOR" not in os.environ
+        self.green, self.red, self.dim, self.reset = (
+            ("\033[32m", "\033[31m", "\033[2m", "\033[0m") if color else ("", "", "", "")
+        )
+        self.count = 0
+
+    def __call__(self, event: Event) -> None:
+        if event.type == "verdict" and event.verdict is not None and event.candidate is not None:
+            self.count += 1
+            if self.quiet and not event.verdict.ok:
+                return
+            mark = f"{self.green}PASS{self.reset}" if event.verdict.ok else f"{self.red}FAIL{self.reset}"
+            reason = "" if event.verdict.ok else f" {self.dim}{event.verdict.check}: {event.verdict.reason}{self.reset}"
+            print(f"  #{self.count:<4} {mark} {event.candidate.describe()}{reason}", file=self.out)
+        elif event.type == "proposer_error":
+            print(f"  {self.red}proposer error{self.reset}: {event.message}", file=self.out)
+
+
+def _heal(args: argparse.Namespace, out: TextIO) -> int:
+    target = Target.from_ref(args.target)
+    tests = PytestTests(args.test, rootdir=args.rootdir)
+    collected = tests.collect()
+    print(f"regrow: healing {target.module}.{target.qualname} against {len(collected)} tests", file=out)
+    try:
+        tests(target.func)
+    except CheckFailed as exc:
+        crash = exc.location
+        inside = crash is not None and Path(crash[0]).resolve() == Path(target.filename).resolve()
+        lineno = crash[1] if inside and crash is not None else None
+        failure = check_failure("test", target.func, str(exc), lineno=lineno)
+    else:
+        print("regrow: every test passes; nothing to repair", file=out)
+        return 0
+    print(f"regrow: failing: {failure.reason}", file=out)
+    budget = Budget(max_candidates=args.max_candidates, timeout=args.timeout, candidate_timeout=args.candidate_timeout)
+    printer = _Printer(out, args.quiet)
+    session = Session(target, failure, [tests], [Engine()], sandbox=InProcessSandbox(), budget=budget,
+                      on_event=[printer])
+    result = session.run(install=False)
+    if not result.ok or result.fix is None:
+        print(f"regrow: no fix found after {result.candidates} candidates ({result.reason})", file=out)
+        return 1
+    print(f"regrow: fixed by {result.fix.describe()} after {result.candidates} candidates "
+          f"in {result.duration:.2f}s\n", file=out)
+    print(result.diff, file=out, end="" if result.diff.endswith("\n") else "\n")
+    if args.apply:
+        backup = write_back(target, result.fix.source)
+        print(f"regrow: wrote {target.filename} (backup: {backup})", file=out)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="regrow", description="Repair failing Python functions.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    heal = commands.add_parser("heal", help="repair a function until its pytest tests pass")
+    heal.add_argument("target", help="path/to/module.py::function or ::Class.method")
+    heal.add_argument("--test", action="append", required=True, metavar="NODE",
+                      help="a pytest node id or test file the fix must pass (repeatable)")
+    heal.add_argument("--apply", action="store_true", help="write the fix back to the file (with a backup)")
+    heal.add_argument("--rootdir", default=None, help="pytest's rootdir (default: found by pytest)")
+    heal.add_argument("--max-candidates", type=int, default=2000, help="candidates to try at most (2000)")
+    heal.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole repair (300)")
+    heal.add_argument("--candidate-timeout", type=float, default=10.0, help="seconds per candidate's tests (10)")
+    heal.add_argument("-q", "--quiet", action="store_true", help="print only passing verdicts and the result")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Entry point of the ``regrow`` console script; returns the exit status."""
+    stream = out or sys.stdout
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    sys.path.insert(0, os.getcwd())
+    try:
+        return _heal(args, stream)
+    except RegrowError as exc:
+        print(f"regrow: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

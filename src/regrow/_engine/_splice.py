@@ -1,0 +1,73 @@
+"""Turning one edited node back into source text, keeping the rest of the text as written.
+
+The edit is spliced into the original text at the node's position, so a fix's diff touches only
+what changed (formatting and comments elsewhere stay). Where a splice cannot be done safely the
+whole function is unparsed instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from ._operators import Replacement
+from ._scope import Scope, Site
+
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Fields where any expression stands without parentheses.
+_LOOSE_FIELDS = {
+    (ast.Call, "args"), (ast.keyword, "value"), (ast.Subscript, "slice"), (ast.List, "elts"), (ast.Tuple, "elts"),
+    (ast.Set, "elts"), (ast.Dict, "keys"), (ast.Dict, "values"), (ast.Slice, "lower"), (ast.Slice, "upper"),
+    (ast.Slice, "step"), (ast.FormattedValue, "value"),
+}
+
+
+def _needs_parens(site: Site, new: ast.expr) -> bool:
+    if isinstance(new, _ATOMIC):
+        return False
+    if isinstance(new, ast.Constant):
+        return isinstance(new.value, (int, float, complex)) and not isinstance(new.value, bool) and new.value < 0
+    if isinstance(site.parent, ast.stmt):
+        return False
+    return (type(site.parent), site.field) not in _LOOSE_FIELDS
+
+
+def splice(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, site: Site, new: Replacement) -> str:
+    """``source`` with ``site.node`` replaced by ``new``."""
+    lines = source.splitlines(keepends=True)
+    node = site.node
+    start, end = getattr(node, "lineno", 0), getattr(node, "end_lineno", None)
+    col, end_col = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", None)
+    if not start or end is None or end_col is None:
+        return _unparse_with(function, site, new)
+    if isinstance(new, list):
+        head = lines[start - 1].encode()[:col]
+        tail = lines[end - 1].encode()[end_col:]
+        if head.strip() or tail.strip() and not tail.strip().startswith(b"#"):
+            return _unparse_with(function, site, new)  # shares its line with other code
+        indent = head.decode()
+        if not new and len(getattr(site.parent, site.field)) == 1:
+            new = [ast.Pass()]
+        body = "".join(f"{indent}{line}\n" for stmt in new for line in ast.unparse(stmt).splitlines())
+        return "".join([*lines[: start - 1], body, *lines[end:]])
+    text = ast.unparse(new)
+    if _needs_parens(site, new):
+        text = f"({text})"
+    first, last = lines[start - 1].encode(), lines[end - 1].encode()
+    joined = first[:col] + text.encode() + last[end_col:]
+    return "".join([*lines[: start - 1], joined.decode(), *lines[end:]])
+
+
+def _unparse_with(function: ast.FunctionDef | ast.AsyncFunctionDef, site: Site, new: Replacement) -> str:
+    twin = copy.deepcopy(function)
+    there = Scope.of(twin).sites[site.order]
+    slot = getattr(there.parent, there.field)
+    if isinstance(new, list):
+        body = new or ([ast.Pass()] if len(slot) == 1 else [])
+        slot[there.index : there.index + 1] = body
+    elif there.index >= 0:
+        slot[there.index] = new
+    else:
+        setattr(there.parent, there.field, new)
+    return ast.unparse(ast.fix_missing_locations(twin)) + "\n"

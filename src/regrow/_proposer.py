@@ -1,0 +1,47 @@
+"""The proposer protocol: (target, failure, history) in, candidate fixes out."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ._candidate import Candidate
+    from ._checks import Check, Verdict
+    from ._failure import Failure
+    from ._target import Target
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """A candidate and the verdict it got."""
+
+    candidate: Candidate
+    verdict: Verdict
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """What a proposer is asked with: the session's state at this attempt."""
+
+    target: Target
+    failure: Failure
+    history: Sequence[Attempt]
+    checks: Sequence[Check]
+    attempt: int
+    deadline: float  # time.monotonic() by which the session must end
+    max_candidates: int = 2000
+
+
+@runtime_checkable
+class Proposer(Protocol):
+    """Turns a :class:`Request` into candidate fixes, best first.
+
+    ``propose`` may yield lazily: the session stops iterating as soon as a candidate is proven or a
+    budget runs out, so a search-based proposer can generate candidates on demand.
+    """
+
+    name: str
+
+    def propose(self, request: Request) -> Iterable[Candidate]: ...

@@ -1,0 +1,87 @@
+"""Redaction of secrets from evidence, by name and by the shape of the value.
+
+It runs once, when evidence is captured, before anything leaves the capture (prompt, cache,
+ledger, issue). Names are split into words so that ``auth_header`` is a secret while ``author``
+and ``tokenizer`` are not.
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "[REDACTED]"
+
+_SECRET_WORDS = frozenset(
+    {
+        "password", "passwd", "pwd", "passphrase", "secret", "secrets", "token", "tokens", "apikey",
+        "auth", "authorization", "credential", "credentials", "cookie", "cookies", "privatekey",
+        "sessionid", "signature", "bearer", "jwt", "dsn", "otp", "pin", "ssn",
+    }
+)
+_SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),
+                           ("client", "secret"), ("session", "id"), ("x", "api")})
+
+# Values that look like credentials whatever they are called.
+_VALUE_PATTERNS = [
+    re.compile(r"\b(?:sk|pk|rk)-(?:[A-Za-z0-9_-]+-)?[A-Za-z0-9_-]{16,}"),  # OpenAI/Anthropic/Stripe style
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key id
+    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),  # Google API key
+    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # JWT
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
+    re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{12,}"),
+    re.compile(r"(?i)(://[^/\s:@]+:)[^@\s/]+(@)"),  # password in a URL
+]
+# key=value or "key": "value" inside text, where the key is a secret name.
+_ASSIGNMENT = re.compile(
+    r"""(?P<key>["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=]\s*)(?P<q>["']?)(?P<value>[^"',}\s)\]]+|(?<=["'])[^"']*)"""
+)
+# "max_tokens", "token_count": counts of language-model tokens, not credentials.
+_COUNT_WORDS = frozenset({"count", "counts", "max", "min", "limit", "num", "number", "len", "length", "size",
+                          "usage", "budget", "total", "per", "input", "output", "index", "idx", "type", "kind"})
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+
+
+def words(name: str) -> list[str]:
+    """``X-Api-Key`` → ``["x", "api", "key"]``; ``authToken`` → ``["auth", "token"]``."""
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable, key or header called ``name`` holds a secret."""
+    parts = words(name)
+    if {"token", "tokens"} & set(parts) and _COUNT_WORDS & set(parts):
+        return False
+    if any(p in _SECRET_WORDS for p in parts):
+        return True
+    if any(pair in _SECRET_PAIRS for pair in zip(parts, parts[1:])):
+        return True
+    return "".join(parts) in _SECRET_WORDS
+
+
+def redact_text(text: str) -> str:
+    """``text`` with credential-shaped values and ``secret_name=value`` pairs masked."""
+    for pattern in _VALUE_PATTERNS:
+        text = pattern.sub(_mask_match, text)
+
+    def assignment(match: re.Match[str]) -> str:
+        if not is_secret_name(match["name"]) or match["value"] == MASK:
+            return match.group(0)
+        return f"{match['key']}{match['q']}{MASK}"
+
+    return _ASSIGNMENT.sub(assignment, text)
+
+
+def _mask_match(match: re.Match[str]) -> str:
+    if match.re.groups == 2:  # URL userinfo: keep the scheme and user, hide the password
+        return f"{match.group(1)}{MASK}{match.group(2)}"
+    if match.re.groups == 1:  # "Bearer xyz": keep the scheme word
+        return f"{match.group(1)} {MASK}"
+    return MASK
+
+
+def redact_value(name: str, text: str) -> str:
+    """The repr ``text`` of a value bound to ``name``, redacted."""
+    return MASK if is_secret_name(name) else redact_text(text)

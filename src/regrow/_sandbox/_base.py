@@ -1,0 +1,97 @@
+"""What every sandbox shares: the limits a call runs under and the outcome it ends as.
+
+A sandbox runs one callable in isolation and always returns an :class:`Outcome`; a hang, a crash,
+a memory blow-up or hostile code ends as an outcome with a reason, never as a hung or dead host.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+from typing import Any, Callable, Literal, Protocol, runtime_checkable
+
+Status = Literal["ok", "error", "timeout", "crashed", "refused"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Limits:
+    """Resource limits for one sandboxed call.
+
+    ``timeout`` is wall-clock seconds and is enforced by every mode. The others are enforced only
+    where the mode can (``fork`` and ``pool`` apply them with ``setrlimit`` in the child).
+    """
+
+    timeout: float = 2.0
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = 2 << 30
+    file_size_bytes: int | None = 16 << 20
+    processes: int | None = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """An exception as plain data: it can cross a process boundary without pickle."""
+
+    type: str
+    message: str
+    traceback: str = ""
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, traceback: str = "") -> ErrorInfo:
+        kind = type(exc)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        return cls(name, _safe_str(exc), traceback)
+
+    def exception(self) -> BaseException:
+        """The exception rebuilt as its own type where that is a builtin, else a ``RuntimeError``."""
+        kind = getattr(builtins, self.type, None)
+        if isinstance(kind, type) and issubclass(kind, BaseException):
+            try:
+                return kind(self.message)
+            except Exception:  # a builtin exception whose constructor wants other arguments
+                pass
+        return RuntimeError(f"{self.type}: {self.message}")
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one sandboxed call ended."""
+
+    status: Status
+    value: Any = None
+    error: ErrorInfo | None = None
+    duration: float = 0.0
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def reason(self) -> str:
+        """One line that says why the call did not return normally (empty when it did)."""
+        if self.status == "ok":
+            return ""
+        if self.status == "error" and self.error is not None:
+            return str(self.error)
+        return f"{self.status}: {self.detail}" if self.detail else self.status
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Runs a callable in isolation. ``call`` never raises for anything the callable does."""
+
+    name: str
+
+    def call(self, fn: Callable[..., Any], /, *args: Any, limits: Limits | None = None) -> Outcome: ...
+
+    def close(self) -> None: ...
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # an exception whose __str__ raises must not take the host down
+        return f"<unprintable {type(exc).__name__}>"

@@ -1,0 +1,170 @@
+"""The repair loop: ask proposers for candidates, judge each in a sandbox, stop at the first proof.
+
+One implementation serves sync and async front-ends (async ones run it on a worker thread).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._candidate import Candidate, unified_diff
+from ._checks import Check, Verdict, evaluate
+from ._events import Event, EventHandler, emit
+from ._failure import Failure
+from ._proposer import Attempt, Proposer, Request
+from ._sandbox import InProcessSandbox, Limits, Sandbox
+from ._target import InstallMode, Target
+
+log = logging.getLogger("regrow")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Budget:
+    """How much one session may spend."""
+
+    max_candidates: int = 2000  # candidates judged, over all proposers
+    max_attempts: int = 3  # model calls a model proposer may make
+    timeout: float = 60.0  # wall-clock seconds for the whole session
+    candidate_timeout: float = 2.0  # wall-clock seconds for one candidate's checks
+
+
+@dataclasses.dataclass
+class RepairResult:
+    """How a repair went: the fix (if any), the verdicts that led to it and why it stopped."""
+
+    ok: bool
+    target: str
+    failure: Failure | None
+    fix: Candidate | None = None
+    verdict: Verdict | None = None
+    history: list[Attempt] = dataclasses.field(default_factory=list)
+    duration: float = 0.0
+    reason: str = ""
+    diff: str = ""
+    installed: InstallMode | None = None
+    value: Any = None  # what the repaired call returned (``repair()`` only)
+
+    @property
+    def candidates(self) -> int:
+        return len(self.history)
+
+    def ledger(self, limit: int = 8) -> str:
+        """A short human-readable account of the attempts, for notes and logs."""
+        head = f"regrow: {'repaired' if self.ok else 'could not repair'} {self.target} " \
+               f"({self.candidates} candidates in {self.duration:.2f}s)"
+        if self.reason:
+            head += f": {self.reason}"
+        rejected = [a for a in self.history if not a.verdict.ok]
+        lines = [head]
+        for attempt in rejected[:limit]:
+            lines.append(f"  - {attempt.candidate.describe()}: {attempt.verdict.check}: {attempt.verdict.reason}")
+        if len(rejected) > limit:
+            lines.append(f"  ... and {len(rejected) - limit} more rejected candidates")
+        return "\n".join(lines)
+
+
+class Session:
+    """One repair of one failure of one target."""
+
+    def __init__(
+        self,
+        target: Target,
+        failure: Failure,
+        checks: Sequence[Check],
+        proposers: Sequence[Proposer],
+        *,
+        sandbox: Sandbox | None = None,
+        budget: Budget | None = None,
+        on_event: Sequence[EventHandler] = (),
+        rebind: Callable[[types.FunctionType], None] | None = None,
+    ) -> None:
+        self.target = target
+        self.failure = failure
+        self.checks = sorted(checks, key=lambda check: check.cost)
+        self.proposers = list(proposers)
+        self.sandbox = sandbox or InProcessSandbox()
+        self.budget = budget or Budget()
+        self.handlers = tuple(on_event)
+        self.history: list[Attempt] = []
+        self.rebind = rebind or target.rebind  # where __code__ cannot be swapped in place
+
+    def _emit(self, type: Any, **fields: Any) -> None:
+        emit(self.handlers, Event(type, self.target.qualname, **fields))
+
+    def run(self, install: bool = True) -> RepairResult:
+        """Search for a fix; with ``install`` put the first proven one into the live function."""
+        started = time.monotonic()
+        deadline = started + self.budget.timeout
+        self._emit("session_start", message=self.failure.summary())
+        log.info("regrow: repairing %s", self.failure.summary())
+        result = self._search(deadline)
+        result.duration = time.monotonic() - started
+        if result.ok and result.fix is not None:
+            result.diff = unified_diff(self.target, result.fix.source)
+            if install:
+                result.installed = self.install(result.fix)
+        else:
+            self._emit("exhausted", message=result.reason)
+            log.warning("regrow: %s", result.ledger(limit=3))
+        return result
+
+    def _search(self, deadline: float) -> RepairResult:
+        seen: set[str] = set()
+        reason = "no proposer produced a candidate"
+        for number, proposer in enumerate(self.proposers, start=1):
+            self._emit("attempt_start", attempt=number, message=proposer.name)
+            request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
+                              self.budget.max_candidates)
+            try:
+                for candidate in proposer.propose(request):
+                    if len(self.history) >= self.budget.max_candidates:
+                        return self._failed(f"candidate budget of {self.budget.max_candidates} spent")
+                    if time.monotonic() >= deadline:
+                        return self._failed(f"time budget of {self.budget.timeout:g}s spent")
+                    key = candidate.source.strip()
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    candidate = dataclasses.replace(candidate, attempt=number)
+                    self._emit("candidate", attempt=number, candidate=candidate)
+                    verdict = self.judge(candidate)
+                    self.history.append(Attempt(candidate, verdict))
+                    self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
+                    if verdict.ok:
+                        return RepairResult(True, self.target.qualname, self.failure, candidate, verdict,
+                                            self.history)
+            except Exception as exc:  # a broken proposer must not end the session: try the next one
+                log.warning("regrow: proposer %s failed: %s", proposer.name, exc, exc_info=True)
+                self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {exc}")
+                reason = f"proposer {proposer.name} failed: {exc}"
+            else:
+                reason = "every proposer ran out of candidates"
+        return self._failed(reason)
+
+    def _failed(self, reason: str) -> RepairResult:
+        return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)
+
+    def judge(self, candidate: Candidate) -> Verdict:
+        """Run the checks on ``candidate`` in the sandbox."""
+        live = self.target.func
+        saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
+        limits = Limits(timeout=self.budget.candidate_timeout)
+        outcome = self.sandbox.call(evaluate, self.target, candidate.source, self.checks, limits=limits)
+        if not outcome.ok:
+            # An interrupted in-process evaluation may not have put the original code back.
+            live.__code__, live.__defaults__, live.__kwdefaults__ = saved
+        return Verdict.from_outcome(outcome)
+
+    def install(self, fix: Candidate) -> InstallMode:
+        fn = self.target.compile(fix.source)
+        mode = self.target.install(fn)
+        if mode == "rebind":
+            self.rebind(fn)
+        self._emit("installed", candidate=fix, message=mode)
+        log.info("regrow: installed a fix for %s (%s)", self.target.qualname, fix.describe())
+        return mode

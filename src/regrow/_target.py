@@ -1,0 +1,351 @@
+"""The function being healed: where it lives, its source, and how a candidate becomes its code.
+
+A proven fix is installed by replacing ``__code__`` (and the defaults) of the *live* function
+object, so every existing reference — ``from mod import f``, bound methods, callbacks registered
+before the failure — runs the fix. Reading source and compiling happen only after a failure.
+"""
+
+from __future__ import annotations
+
+import __future__
+import ast
+import dataclasses
+import functools
+import importlib
+import inspect
+import itertools
+import linecache
+import logging
+import sys
+import textwrap
+import types
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from ._errors import TargetError
+
+log = logging.getLogger("regrow")
+
+_FUTURE_FLAGS = functools.reduce(
+    lambda acc, name: acc | getattr(__future__, name).compiler_flag, __future__.all_feature_names, 0
+)
+_SCOPE = "__regrow_scope__"
+_serial = itertools.count(1)
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+InstallMode = Literal["code", "rebind"]
+
+
+def unwrap(obj: Any) -> types.FunctionType:
+    """The plain Python function behind ``obj``, or a :class:`TargetError` saying why there is none."""
+    seen = 0
+    while seen < 32:
+        seen += 1
+        state = getattr(obj, "__regrow__", None)
+        if state is not None:
+            obj = state.func
+        elif isinstance(obj, (staticmethod, classmethod, types.MethodType)):
+            obj = obj.__func__
+        elif isinstance(obj, functools.partial):
+            raise TargetError("functools.partial objects cannot be healed; heal the function they wrap")
+        elif not isinstance(obj, types.FunctionType) and hasattr(obj, "__wrapped__"):
+            obj = obj.__wrapped__
+        else:
+            break
+    if not isinstance(obj, types.FunctionType):
+        kind = "builtin or C function" if isinstance(obj, types.BuiltinFunctionType) else type(obj).__name__
+        raise TargetError(f"{obj!r} is a {kind}; only functions written in Python can be healed")
+    refuse_reason = refusal(obj)
+    if refuse_reason:
+        raise TargetError(refuse_reason)
+    return obj
+
+
+def refusal(func: types.FunctionType) -> str:
+    """Why ``func`` cannot be healed, or ``""``. Cheap: reads no source."""
+    name = func.__qualname__
+    if func.__name__ == "<lambda>":
+        return f"{func.__module__}.{name} is a lambda; give it a name with def to heal it"
+    if "<locals>" in name:
+        return (
+            f"{func.__module__}.{name} is nested in another function; its source and closure belong to each "
+            "call of the enclosing function, so it cannot be healed — move it to module or class level"
+        )
+    code = func.__code__
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+        return f"{func.__module__}.{name} is a generator; generators cannot be healed yet"
+    return ""
+
+
+@dataclasses.dataclass(eq=False)
+class Target:
+    """A healable function, with its source read once.
+
+    Build one with :meth:`of` (from a function object) or :meth:`from_ref` (from ``path.py::qualname``).
+    """
+
+    func: types.FunctionType
+    owner: type | None
+    filename: str
+    lineno: int  # first line of the definition in the file, decorators included
+    source: str  # the definition as written (dedented), decorators included
+    indent: str  # the indentation the definition has in the file
+    original_code: types.CodeType
+    original_defaults: tuple[Any, ...] | None
+    original_kwdefaults: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, obj: Any) -> Target:
+        func = unwrap(obj)
+        try:
+            lines, lineno = inspect.getsourcelines(func)
+        except (OSError, TypeError) as exc:
+            raise TargetError(f"the source of {func.__module__}.{func.__qualname__} cannot be read: {exc}") from exc
+        text = "".join(lines)
+        first = lines[0] if lines else ""
+        indent = first[: len(first) - len(first.lstrip())]
+        return cls(
+            func=func,
+            owner=_owner_class(func),
+            filename=inspect.getsourcefile(func) or func.__code__.co_filename,
+            lineno=max(lineno, 1),
+            source=textwrap.dedent(text),
+            indent=indent,
+            original_code=func.__code__,
+            original_defaults=func.__defaults__,
+            original_kwdefaults=func.__kwdefaults__,
+        )
+
+    @classmethod
+    def from_ref(cls, ref: str) -> Target:
+        """Resolve ``path/to/module.py::qualname`` (or ``package.module::qualname``) and read it."""
+        return cls.of(resolve(ref))
+
+    @property
+    def name(self) -> str:
+        return self.func.__name__
+
+    @property
+    def qualname(self) -> str:
+        return self.func.__qualname__
+
+    @property
+    def module(self) -> str:
+        return self.func.__module__
+
+    @property
+    def is_async(self) -> bool:
+        return bool(self.original_code.co_flags & inspect.CO_COROUTINE)
+
+    @functools.cached_property
+    def node(self) -> FunctionNode:
+        """The definition's AST (line 1 is the first decorator's line)."""
+        return find_function(self.source, self.name)
+
+    @functools.cached_property
+    def bare_source(self) -> str:
+        """The definition without its decorators, comments and formatting kept."""
+        start = self.node.lineno - 1
+        return "".join(self.source.splitlines(keepends=True)[start:])
+
+    @property
+    def def_lineno(self) -> int:
+        """The file line of the ``def`` keyword."""
+        return self.lineno + self.node.lineno - 1
+
+    def compile(self, source: str) -> types.FunctionType:
+        """Compile candidate ``source`` into a function for this target's namespace.
+
+        The result shares the target's globals and closure cells, gets a ``__class__`` cell so that
+        ``super()`` works, has private names mangled as in the owner class, and keeps the original
+        default objects where the candidate did not change the default expressions.
+        Raises ``SyntaxError``/``ValueError`` for source that is not a function of this name.
+        """
+        node = find_function(source, self.name)
+        node.decorator_list = []
+        made = self._evaluate(node, source)
+        closure = self._closure_for(made.__code__)
+        same_defaults = _defaults_dump(node) == _defaults_dump(self.node)
+        fn = types.FunctionType(
+            made.__code__,
+            self.func.__globals__,
+            self.name,
+            self.original_defaults if same_defaults else made.__defaults__,
+            closure,
+        )
+        fn.__kwdefaults__ = self.original_kwdefaults if same_defaults else made.__kwdefaults__
+        fn.__qualname__ = self.qualname
+        fn.__module__ = self.module
+        fn.__doc__ = made.__doc__
+        fn.__annotations__ = dict(self.func.__annotations__)
+        return fn
+
+    def _evaluate(self, node: FunctionNode, source: str) -> types.FunctionType:
+        """Execute the definition inside a synthetic scope that mirrors the original's."""
+        free = [name for name in self.original_code.co_freevars if name != "__class__"]
+        body: list[ast.stmt] = []
+        if free:
+            targets: list[ast.expr] = [ast.Name(name, ast.Store()) for name in free]
+            body.append(ast.Assign(targets=targets, value=ast.Constant(None)))
+        if self.owner is not None:
+            body.append(ast.ClassDef(name=self.owner.__name__, bases=[], keywords=[], body=[node], decorator_list=[]))
+            result: ast.expr = ast.Subscript(
+                ast.Attribute(ast.Name(self.owner.__name__, ast.Load()), "__dict__", ast.Load()),
+                ast.Constant(self.name),
+                ast.Load(),
+            )
+        else:
+            body.append(node)
+            result = ast.Name(self.name, ast.Load())
+        body.append(ast.Return(result))
+        scope = ast.FunctionDef(
+            name=_SCOPE,
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=body,
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+        )
+        if sys.version_info >= (3, 12):
+            scope.type_params = []
+        module = ast.Module(body=[scope], type_ignores=[])
+        ast.fix_missing_locations(module)
+        filename = f"<regrow {self.module}.{self.qualname} #{next(_serial)}>"
+        lines = source.splitlines(keepends=True)
+        linecache.cache[filename] = (len(source), None, lines, filename)
+        flags = self.original_code.co_flags & _FUTURE_FLAGS
+        code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
+        scratch: dict[str, Any] = dict(self.func.__globals__)
+        exec(code, scratch)
+        made = scratch[_SCOPE]()
+        if not isinstance(made, types.FunctionType):
+            raise ValueError(f"the candidate did not define a plain function {self.name!r}")
+        return made
+
+    def _closure_for(self, code: types.CodeType) -> tuple[types.CellType, ...] | None:
+        if not code.co_freevars:
+            return None
+        live = dict(zip(self.original_code.co_freevars, self.func.__closure__ or ()))
+        cells = []
+        for name in code.co_freevars:
+            if name in live:
+                cells.append(live[name])
+            elif name == "__class__" and self.owner is not None:
+                cells.append(types.CellType(self.owner))
+            else:
+                raise ValueError(f"the candidate uses the free variable {name!r}, which the original has no cell for")
+        return tuple(cells)
+
+    def install(self, fn: types.FunctionType) -> InstallMode:
+        """Make the live function run ``fn``'s code.
+
+        Returns ``"code"`` when ``__code__`` was swapped in place (every reference sees the fix) or
+        ``"rebind"`` when the free variables differ and the caller must rebind the name instead.
+        """
+        live = self.func
+        if fn.__code__.co_freevars != live.__code__.co_freevars or (fn.__closure__ or ()) != (live.__closure__ or ()):
+            return "rebind"
+        live.__code__ = fn.__code__
+        live.__defaults__ = fn.__defaults__
+        live.__kwdefaults__ = fn.__kwdefaults__
+        return "code"
+
+    def rebind(self, fn: types.FunctionType) -> None:
+        """Put ``fn`` where the original is found by name (its module or class)."""
+        holder: Any = self.owner if self.owner is not None else sys.modules.get(self.module)
+        if holder is None:
+            raise TargetError(f"cannot rebind {self.qualname}: module {self.module} is not loaded")
+        current = inspect.getattr_static(holder, self.name, None)
+        if isinstance(current, staticmethod):
+            setattr(holder, self.name, staticmethod(fn))
+        elif isinstance(current, classmethod):
+            setattr(holder, self.name, classmethod(fn))
+        else:
+            setattr(holder, self.name, fn)
+        log.warning("regrow: %s could not be patched in place (its free variables changed); rebound the name "
+                    "in %s — references taken earlier keep the old code", self.qualname, getattr(holder, "__name__", holder))
+
+    def restore(self) -> None:
+        """Put the original code and defaults back."""
+        self.func.__code__ = self.original_code
+        self.func.__defaults__ = self.original_defaults
+        self.func.__kwdefaults__ = self.original_kwdefaults
+
+    def as_file_text(self, source: str) -> str:
+        """``source`` (a bare definition) re-indented and with the original decorators, as it would stand in the file."""
+        decorators = "".join(self.source.splitlines(keepends=True)[: self.node.lineno - 1])
+        text = decorators + textwrap.dedent(source)
+        if not text.endswith("\n"):
+            text += "\n"
+        return textwrap.indent(text, self.indent) if self.indent else text
+
+
+def find_function(source: str, name: str) -> FunctionNode:
+    """The single top-level definition of ``name`` in ``source``."""
+    tree = ast.parse(textwrap.dedent(source))
+    found = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    if not found:
+        raise ValueError(f"no function named {name!r} in the candidate")
+    return found[-1]
+
+
+def _defaults_dump(node: FunctionNode) -> str:
+    args = node.args
+    return ast.dump(ast.Tuple([*args.defaults, *(d for d in args.kw_defaults if d is not None)], ast.Load()))
+
+
+def _owner_class(func: types.FunctionType) -> type | None:
+    parts = func.__qualname__.split(".")
+    if len(parts) < 2:
+        return None
+    obj: Any = sys.modules.get(func.__module__)
+    for part in parts[:-1]:
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) else None
+
+
+def resolve(ref: str) -> Callable[..., Any]:
+    """The object named by ``path/to/module.py::qualname`` or ``package.module::qualname``."""
+    where, sep, qualname = ref.partition("::")
+    if not sep or not qualname:
+        raise TargetError(f"{ref!r} is not a target reference; write path/to/module.py::function")
+    module = import_path(where) if where.endswith(".py") or "/" in where else _import(where)
+    obj: Any = module
+    for part in qualname.split("."):
+        try:
+            obj = inspect.getattr_static(obj, part) if isinstance(obj, type) else getattr(obj, part)
+        except AttributeError:
+            raise TargetError(f"{module.__name__} has no {qualname!r} (no attribute {part!r})") from None
+    return obj  # type: ignore[no-any-return]
+
+
+def _import(name: str) -> types.ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise TargetError(f"cannot import {name!r}: {exc}") from exc
+
+
+def import_path(path: str | Path) -> types.ModuleType:
+    """Import a file under the module name its tests would import it by.
+
+    As pytest does: the package root is the first folder upwards without ``__init__.py``; it goes on
+    ``sys.path`` and the module is imported by its dotted name, so tests that import it share the
+    same module object (and the same function objects) as regrow.
+    """
+    file = Path(path).resolve()
+    if not file.is_file():
+        raise TargetError(f"no such file: {path}")
+    parts = [file.stem] if file.stem != "__init__" else []
+    folder = file.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    name = ".".join(parts)
+    module = _import(name)
+    found = getattr(module, "__file__", None)
+    if found is None or Path(found).resolve() != file:
+        raise TargetError(f"importing {name!r} gave {found}, not {file}: another module shadows it")
+    return module

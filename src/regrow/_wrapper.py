@@ -1,0 +1,108 @@
+"""The decorated function's happy path: one ``try`` and nothing else.
+
+The wrapper is generated with the target's own parameter list, so a call costs one extra frame and
+no ``*args``/``**kwargs`` packing. Everything costly happens in the handler, after a failure.
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+import types
+from typing import Any
+
+RAISE = object()  # re-raise the original exception
+RETRY = object()  # a fix is installed: call the function again
+NONE = object()  # give up quietly: return None
+
+_TEMPLATE = '''
+def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY):
+    {async_}def {name}({params}):
+        try:
+            _rg_result = {await_}_rg_fn({call})
+        except Exception as _rg_exc:
+            _rg_d = {await_}_rg_state.{on_error}(_rg_exc, ({pos}), {{{kw}}})
+            if _rg_d is _rg_RETRY:
+                return {await_}_rg_fn({call})
+            if _rg_d is _rg_RAISE:
+                raise
+            return None
+{verify}        return _rg_result
+    return {name}
+'''
+_VERIFY = '''        try:
+            _rg_ok = _rg_verify(_rg_result)
+        except Exception:
+            _rg_ok = False
+        if not _rg_ok:
+            _rg_d = {await_}_rg_state.{on_rejected}(_rg_result, ({pos}), {{{kw}}})
+            if _rg_d is _rg_RETRY:
+                return {await_}_rg_fn({call})
+            return None
+'''
+
+
+def make_wrapper(func: types.FunctionType, state: Any, verify: Any) -> types.FunctionType:
+    """A function with ``func``'s signature that calls it and hands failures to ``state``."""
+    parts = _signature_parts(func)
+    is_async = inspect.iscoroutinefunction(func)
+    fields = {
+        "name": func.__name__ if func.__name__.isidentifier() and not keyword.iskeyword(func.__name__) else "wrapper",
+        "async_": "async " if is_async else "",
+        "await_": "await " if is_async else "",
+        "on_error": "aon_error" if is_async else "on_error",
+        "on_rejected": "aon_rejected" if is_async else "on_rejected",
+        **parts,
+    }
+    fields["verify"] = _VERIFY.format(**fields) if verify is not None else ""
+    namespace: dict[str, Any] = {}
+    exec(compile(_TEMPLATE.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)
+    wrapper: types.FunctionType = namespace["_rg_make"](func, state, verify, RAISE, RETRY)
+    wrapper.__defaults__ = func.__defaults__
+    wrapper.__kwdefaults__ = func.__kwdefaults__
+    return wrapper
+
+
+def _signature_parts(func: types.FunctionType) -> dict[str, str]:
+    """The text of the parameter list, the call, and the positional/keyword argument packing."""
+    params: list[str] = []
+    call: list[str] = []
+    pos: list[str] = []
+    kw: list[str] = []
+    code = func.__code__
+    names = code.co_varnames
+    npos, nposonly, nkw = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    for i, name in enumerate(names[:npos]):
+        params.append(name)
+        call.append(name)
+        pos.append(name)
+        if i + 1 == nposonly:
+            params.append("/")
+    index = npos + nkw
+    star = names[index] if code.co_flags & inspect.CO_VARARGS else None
+    if star:
+        index += 1
+        params.append(f"*{star}")
+        call.append(f"*{star}")
+        pos.append(f"*{star}")
+    elif nkw:
+        params.append("*")
+    for name in names[npos : npos + nkw]:
+        params.append(name)
+        call.append(f"{name}={name}")
+        kw.append(f"{name!r}: {name}")
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        starstar = names[index]
+        params.append(f"**{starstar}")
+        call.append(f"**{starstar}")
+        kw.append(f"**{starstar}")
+    # Every default is a placeholder here; the real default objects are set on the wrapper after.
+    defaults = len(func.__defaults__ or ())
+    named = [p for p in params if p not in ("/", "*") and not p.startswith("*")]
+    positional = named[:npos]
+    for name in positional[npos - defaults :] if defaults else []:
+        params[params.index(name)] = f"{name}=None"
+    for name in (func.__kwdefaults__ or {}):
+        params[params.index(name)] = f"{name}=None"
+    packed_pos = ", ".join(pos) + ("," if len(pos) == 1 else "")
+    return {"params": ", ".join(params), "call": ", ".join(call), "pos": packed_pos, "kw": ", ".join(kw)}
