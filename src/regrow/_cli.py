@@ -91,7 +91,19 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole repair (300)")
     heal.add_argument("--candidate-timeout", type=float, default=10.0, help="seconds per candidate's tests (10)")
     heal.add_argument("-q", "--quiet", action="store_true", help="print only passing verdicts and the result")
+    heal.set_defaults(run=_heal)
+    bench = commands.add_parser("bench", help="run a benchmark manifest of buggy functions")
+    try:
+        from ._bench import configure
+    except ImportError:  # the harness is not part of this build
+        bench.set_defaults(run=_no_bench)
+    else:
+        configure(bench)
     return parser
+
+
+def _no_bench(args: argparse.Namespace, out: TextIO) -> int:
+    raise RegrowError("regrow bench is not available in this build")
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -101,7 +113,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     sys.path.insert(0, os.getcwd())
     try:
-        return _heal(args, stream)
+        return int(args.run(args, stream))
     except RegrowError as exc:
         print(f"regrow: error: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ._candidate import Candidate
+    from ._events import EventHandler
     from ._checks import Check, Verdict
     from ._failure import Failure
     from ._target import Target
@@ -32,6 +33,8 @@ class Request:
     attempt: int
     deadline: float  # time.monotonic() by which the session must end
     max_candidates: int = 2000
+    max_attempts: int = 3  # calls a model proposer may make in this session
+    events: tuple[EventHandler, ...] = ()  # where a proposer sends its own events (see ``emit``)
 
 
 @runtime_checkable
@@ -39,7 +42,9 @@ class Proposer(Protocol):
     """Turns a :class:`Request` into candidate fixes, best first.
 
     ``propose`` may yield lazily: the session stops iterating as soon as a candidate is proven or a
-    budget runs out, so a search-based proposer can generate candidates on demand.
+    budget runs out, so a search-based proposer can generate candidates on demand. ``history`` is
+    the session's live list: by the time the next candidate is asked for, the verdict of the one
+    just yielded is in it, so a model proposer can loop ``max_attempts`` times over its own replies.
     """
 
     name: str

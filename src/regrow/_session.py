@@ -119,7 +119,7 @@ class Session:
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
-                              self.budget.max_candidates)
+                              self.budget.max_candidates, self.budget.max_attempts, self.handlers)
             try:
                 for candidate in proposer.propose(request):
                     if len(self.history) >= self.budget.max_candidates:

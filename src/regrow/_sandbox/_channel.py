@@ -1,0 +1,260 @@
+"""The result channel: length-prefixed frames of plain data on a dedicated pipe.
+
+A sandboxed child may print anything and may be hostile, so what it sends back is never
+unpickled: a frame is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON, and
+the host accepts only JSON-like values (dict with str keys, list, str, int, float, bool, None).
+Encoding checks exact types, so no user-defined ``__repr__``/``__iter__`` runs while encoding.
+
+The module also names jobs that cross a spawn boundary: a reference ``"package.module:qualname"``
+to an importable function, resolved on the other side by import.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import selectors
+import struct
+import time
+import types
+from typing import Any, Callable
+
+from ._base import ErrorInfo, Outcome
+
+HEADER = struct.Struct(">I")
+MAX_DEPTH = 100  # deeper than this is not "plain data" a check would compare; it also keeps json off the C stack
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+_STATUSES = ("ok", "error", "timeout", "crashed", "refused")
+
+
+class ChannelError(Exception):
+    """A frame that is malformed, too large or not plain data."""
+
+
+# -- plain data -------------------------------------------------------------------------------
+
+
+def check_plain(value: Any, depth: int = 0) -> None:
+    """Raise ``ChannelError`` unless ``value`` is plain data (tuples count and arrive as lists)."""
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        return
+    if depth >= MAX_DEPTH:
+        raise ChannelError(f"plain data nested deeper than {MAX_DEPTH} levels")
+    if kind is list or kind is tuple:
+        for item in value:
+            check_plain(item, depth + 1)
+    elif kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                raise ChannelError(f"dict key is not a str: {type(key).__qualname__}")
+            check_plain(item, depth + 1)
+    else:
+        raise ChannelError(f"not plain data: {kind.__module__}.{kind.__qualname__}".replace("builtins.", ""))
+
+
+def encode(value: Any, limit: int) -> bytes:
+    """One frame holding ``value``; ``ChannelError`` if it is not plain data or exceeds ``limit`` bytes."""
+    check_plain(value)
+    try:
+        body = json.dumps(value, separators=(",", ":"), check_circular=False).encode("utf-8", "surrogatepass")
+    except (ValueError, RecursionError) as exc:  # e.g. an int past the str-conversion digit limit
+        raise ChannelError(f"cannot encode: {exc}") from None
+    if len(body) > limit:
+        raise ChannelError(f"{len(body)} bytes exceeds the {limit}-byte limit")
+    return HEADER.pack(len(body)) + body
+
+
+def decode(body: bytes) -> Any:
+    """The plain value in one frame's body; ``ChannelError`` for anything that is not JSON."""
+    try:
+        return json.loads(body.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError) as exc:
+        raise ChannelError(f"malformed frame: {exc}") from None
+
+
+class FrameReader:
+    """Splits a byte stream into frame bodies; refuses a frame longer than ``limit`` before buffering it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._buffer += data
+        bodies = []
+        while len(self._buffer) >= HEADER.size:
+            (size,) = HEADER.unpack_from(self._buffer)
+            if size > self.limit:
+                raise ChannelError(f"frame of {size} bytes exceeds the {self.limit}-byte limit")
+            if len(self._buffer) < HEADER.size + size:
+                break
+            bodies.append(bytes(self._buffer[HEADER.size : HEADER.size + size]))
+            del self._buffer[: HEADER.size + size]
+        return bodies
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an incomplete frame: non-zero at end of stream means the stream was cut."""
+        return len(self._buffer)
+
+
+def write_frame(fd: int, frame: bytes) -> None:
+    """Write a whole frame to a blocking fd (``os.write`` may write less than asked on a pipe)."""
+    view = memoryview(frame)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+# -- reading a child's pipes ------------------------------------------------------------------
+
+
+class Collector:
+    """Reads frames from a result fd and capped text from an output fd until told to stop.
+
+    Both pipes are drained together so a child that prints a lot cannot block on a full output
+    pipe while the host waits for its result.
+    """
+
+    def __init__(self, result_fd: int, output_fd: int | None, frame_limit: int, output_limit: int) -> None:
+        self.frames: list[Any] = []
+        self.result_open = True
+        self._reader = FrameReader(frame_limit)
+        self._output = bytearray()
+        self._output_limit = output_limit
+        self._output_dropped = 0
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(result_fd, selectors.EVENT_READ, "result")
+        if output_fd is not None:
+            self._selector.register(output_fd, selectors.EVENT_READ, "output")
+
+    def run(self, deadline: float, until: Callable[[Collector], bool]) -> bool:
+        """Read until ``until(self)`` holds (True) or the deadline passes (False).
+
+        Raises ``ChannelError`` when the result stream holds a malformed or oversized frame.
+        """
+        while not until(self):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            for key, _ in self._selector.select(remaining):
+                self._read(key.fd, key.data)
+        return True
+
+    def drain_output(self) -> None:
+        """Take whatever output is already buffered, without waiting for more."""
+        for key, _ in self._selector.select(0):
+            if key.data == "output":
+                self._read(key.fd, "output")
+
+    def _read(self, fd: int, which: str) -> None:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            self._selector.unregister(fd)
+            if which == "result":
+                self.result_open = False
+                if self._reader.pending:
+                    raise ChannelError(f"result stream cut inside a frame ({self._reader.pending} bytes)")
+            return
+        if which == "output":
+            room = self._output_limit - len(self._output)
+            self._output += data[:room]
+            self._output_dropped += max(0, len(data) - room)
+            return
+        self.frames.extend(decode(body) for body in self._reader.feed(data))
+
+    def output(self) -> str:
+        text = self._output.decode("utf-8", "replace")
+        return text + f"\n[... {self._output_dropped} more bytes of output dropped]" if self._output_dropped else text
+
+    def close(self) -> None:
+        self._selector.close()
+
+
+# -- outcomes as plain data -------------------------------------------------------------------
+
+
+def error_data(error: ErrorInfo) -> dict[str, str]:
+    return {"type": error.type, "message": error.message, "traceback": error.traceback}
+
+
+def outcome_to_data(outcome: Outcome) -> dict[str, Any]:
+    """An outcome as plain data (its value must already be plain)."""
+    return {
+        "status": outcome.status,
+        "value": outcome.value,
+        "error": error_data(outcome.error) if outcome.error else None,
+        "duration": outcome.duration,
+        "detail": outcome.detail,
+        "output": outcome.output,
+        "violations": list(outcome.violations),
+    }
+
+
+def outcome_from_data(data: Any) -> Outcome:
+    """Rebuild an outcome from untrusted plain data, checking every field's type."""
+    if type(data) is not dict or data.get("status") not in _STATUSES:
+        raise ChannelError("not an outcome")
+    violations = data.get("violations", [])
+    if type(violations) is not list or not all(type(v) is str for v in violations):
+        raise ChannelError("outcome violations must be a list of str")
+    return Outcome(
+        data["status"],
+        value=data.get("value"),
+        error=error_from_data(data.get("error")),
+        duration=_typed(data.get("duration", 0.0), (int, float), "duration"),
+        detail=_typed(data.get("detail", ""), (str,), "detail"),
+        output=_typed(data.get("output", ""), (str,), "output"),
+        violations=tuple(violations),
+    )
+
+
+def error_from_data(data: Any) -> ErrorInfo | None:
+    if data is None:
+        return None
+    if type(data) is not dict:
+        raise ChannelError("error must be an object")
+    fields = [_typed(data.get(name, ""), (str,), f"error.{name}") for name in ("type", "message", "traceback")]
+    return ErrorInfo(*fields)
+
+
+def _typed(value: Any, kinds: tuple[type, ...], name: str) -> Any:
+    if type(value) not in kinds:
+        raise ChannelError(f"{name} has type {type(value).__name__}")
+    return value
+
+
+# -- references to importable functions ------------------------------------------------------
+
+
+def function_ref(fn: object) -> str:
+    """``"module:qualname"`` for a top-level importable function; ``ValueError`` says why not."""
+    if not isinstance(fn, types.FunctionType):
+        raise ValueError(f"needs a plain function defined at module level, got {type(fn).__name__}")
+    module, qualname = fn.__module__, fn.__qualname__
+    if "<lambda>" in qualname or "<locals>" in qualname:
+        raise ValueError(f"{qualname} is a lambda or closure; only module-level functions can cross a process")
+    if module == "__main__":
+        raise ValueError(f"{qualname} lives in __main__, which another process cannot import")
+    ref = f"{module}:{qualname}"
+    try:
+        found = resolve_ref(ref)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"{ref} cannot be imported: {exc}") from None
+    if found is not fn:
+        raise ValueError(f"{ref} names a different object than the one given")
+    return ref
+
+
+def resolve_ref(ref: str) -> Callable[..., Any]:
+    """Import ``"module:qualname"`` and return the callable it names."""
+    module_name, sep, qualname = ref.partition(":")
+    if not sep or not module_name or not qualname:
+        raise ValueError(f"not a 'module:qualname' reference: {ref!r}")
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    if not callable(target):
+        raise ValueError(f"{ref} is not callable")
+    return target  # type: ignore[no-any-return]
