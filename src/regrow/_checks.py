@@ -176,7 +176,7 @@ class TestCallable:
             if inspect.iscoroutine(result):
                 asyncio.run(result)
         except AssertionError as exc:
-            raise CheckFailed(f"{self.name} failed: {_assertion_text(exc)}") from exc
+            raise CheckFailed(_assertion_text(exc)) from exc
 
 
 def _assertion_text(exc: BaseException) -> str:

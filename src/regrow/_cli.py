@@ -94,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     heal.set_defaults(run=_heal)
     bench = commands.add_parser("bench", help="run a benchmark manifest of buggy functions")
     try:
-        from ._bench import configure
+        from ._bench import configure  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # the harness is not part of this build
         bench.set_defaults(run=_no_bench)
     else:

@@ -7,6 +7,7 @@ logic lives here beyond deciding *whether* a failure starts a session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -55,7 +56,7 @@ class Options:
     tests: tuple[Test, ...] = ()
     proposers: tuple[Proposer, ...] | None = None
     sandbox: Sandbox | None = None
-    budget: Budget = Budget()
+    budget: Budget = dataclasses.field(default_factory=Budget)
     on_failure: OnFailure = "raise"
     on_event: tuple[EventHandler, ...] = ()
     cooldown: float = 300.0
@@ -238,10 +239,8 @@ def _note(exc: BaseException, text: str) -> None:
         exc.add_note(text)
     else:
         previous = getattr(exc, "__regrow_ledger__", "")
-        try:
+        with contextlib.suppress(Exception):  # exceptions with __slots__ cannot take the attribute
             exc.__regrow_ledger__ = f"{previous}\n{text}" if previous else text  # type: ignore[attr-defined]
-        except Exception:  # exceptions with __slots__ cannot take the attribute
-            pass
 
 
 def _options(

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ._candidate import Candidate
-    from ._events import EventHandler
     from ._checks import Check, Verdict
+    from ._events import EventHandler
     from ._failure import Failure
     from ._target import Target
 

@@ -7,6 +7,7 @@ and ``tokenizer`` are not.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 MASK = "[REDACTED]"
@@ -56,7 +57,7 @@ def is_secret_name(name: str) -> bool:
         return False
     if any(p in _SECRET_WORDS for p in parts):
         return True
-    if any(pair in _SECRET_PAIRS for pair in zip(parts, parts[1:])):
+    if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts)):
         return True
     return "".join(parts) in _SECRET_WORDS
 

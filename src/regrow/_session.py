@@ -110,7 +110,7 @@ class Session:
                 result.installed = self.install(result.fix)
         else:
             self._emit("exhausted", message=result.reason)
-            log.warning("regrow: %s", result.ledger(limit=3))
+            log.warning("%s", result.ledger(limit=3))
         return result
 
     def _search(self, deadline: float) -> RepairResult:
@@ -121,16 +121,16 @@ class Session:
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, self.handlers)
             try:
-                for candidate in proposer.propose(request):
+                for proposed in proposer.propose(request):
                     if len(self.history) >= self.budget.max_candidates:
                         return self._failed(f"candidate budget of {self.budget.max_candidates} spent")
                     if time.monotonic() >= deadline:
                         return self._failed(f"time budget of {self.budget.timeout:g}s spent")
-                    key = candidate.source.strip()
+                    key = proposed.source.strip()
                     if key in seen:
                         continue
                     seen.add(key)
-                    candidate = dataclasses.replace(candidate, attempt=number)
+                    candidate = dataclasses.replace(proposed, attempt=number)
                     self._emit("candidate", attempt=number, candidate=candidate)
                     verdict = self.judge(candidate)
                     self.history.append(Attempt(candidate, verdict))

@@ -6,8 +6,8 @@ before the failure — runs the fix. Reading source and compiling happen only af
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import dataclasses
 import functools
@@ -19,8 +19,9 @@ import logging
 import sys
 import textwrap
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from ._errors import TargetError
 
@@ -225,7 +226,7 @@ class Target:
     def _closure_for(self, code: types.CodeType) -> tuple[types.CellType, ...] | None:
         if not code.co_freevars:
             return None
-        live = dict(zip(self.original_code.co_freevars, self.func.__closure__ or ()))
+        live = dict(zip(self.original_code.co_freevars, self.func.__closure__ or (), strict=True))
         cells = []
         for name in code.co_freevars:
             if name in live:
@@ -262,8 +263,10 @@ class Target:
             setattr(holder, self.name, classmethod(fn))
         else:
             setattr(holder, self.name, fn)
-        log.warning("regrow: %s could not be patched in place (its free variables changed); rebound the name "
-                    "in %s — references taken earlier keep the old code", self.qualname, getattr(holder, "__name__", holder))
+        log.warning(
+            "regrow: %s could not be patched in place (its free variables changed); rebound the name in %s — "
+            "references taken earlier keep the old code", self.qualname, getattr(holder, "__name__", holder),
+        )
 
     def restore(self) -> None:
         """Put the original code and defaults back."""
@@ -272,7 +275,7 @@ class Target:
         self.func.__kwdefaults__ = self.original_kwdefaults
 
     def as_file_text(self, source: str) -> str:
-        """``source`` (a bare definition) re-indented and with the original decorators, as it would stand in the file."""
+        """``source`` (a bare definition) with the original decorators and indentation, as in the file."""
         decorators = "".join(self.source.splitlines(keepends=True)[: self.node.lineno - 1])
         text = decorators + textwrap.dedent(source)
         if not text.endswith("\n"):

@@ -31,7 +31,7 @@ _CMP_SWAPS: dict[type[ast.cmpop], Sequence[type[ast.cmpop]]] = {
 }
 _ARITH: Sequence[type[ast.operator]] = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Div, ast.Mod, ast.Pow)
 _BITS: Sequence[type[ast.operator]] = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
-_RETURN_LITERALS: Sequence[object] = (None, 0, 1, -1, True, False, "", 0.0)
+_RETURN_LITERALS: Sequence[str | int | float | bool | None] = (None, 0, 1, -1, True, False, "", 0.0)
 
 
 class Operator(Protocol):

@@ -23,11 +23,27 @@ _LOOSE_FIELDS = {
 }
 
 
+_PRECEDENCE: dict[type[ast.AST], int] = {
+    ast.BitOr: 1, ast.BitXor: 2, ast.BitAnd: 3, ast.LShift: 4, ast.RShift: 4, ast.Add: 5, ast.Sub: 5,
+    ast.Mult: 6, ast.Div: 6, ast.FloorDiv: 6, ast.Mod: 6, ast.MatMult: 6, ast.Pow: 7,
+}
+
+
+def _same_precedence(old: ast.AST, new: ast.expr) -> bool:
+    """Whether ``new`` binds exactly as ``old`` did, so it can stand where ``old`` stood unchanged."""
+    if isinstance(old, ast.Compare) and isinstance(new, ast.Compare):
+        return True
+    if isinstance(old, ast.BinOp) and isinstance(new, ast.BinOp):
+        return _PRECEDENCE.get(type(old.op)) == _PRECEDENCE.get(type(new.op))
+    return isinstance(old, ast.BoolOp) and isinstance(new, ast.BoolOp) and type(old.op) is type(new.op)
+
+
 def _needs_parens(site: Site, new: ast.expr) -> bool:
-    if isinstance(new, _ATOMIC):
+    if isinstance(new, _ATOMIC) or _same_precedence(site.node, new):
         return False
     if isinstance(new, ast.Constant):
-        return isinstance(new.value, (int, float, complex)) and not isinstance(new.value, bool) and new.value < 0
+        value = new.value
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0
     if isinstance(site.parent, ast.stmt):
         return False
     return (type(site.parent), site.field) not in _LOOSE_FIELDS
@@ -44,7 +60,7 @@ def splice(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, site: 
     if isinstance(new, list):
         head = lines[start - 1].encode()[:col]
         tail = lines[end - 1].encode()[end_col:]
-        if head.strip() or tail.strip() and not tail.strip().startswith(b"#"):
+        if head.strip() or (tail.strip() and not tail.strip().startswith(b"#")):
             return _unparse_with(function, site, new)  # shares its line with other code
         indent = head.decode()
         if not new and len(getattr(site.parent, site.field)) == 1:

@@ -1,0 +1,35 @@
+"""Shared fixtures: user modules written to a temporary folder and imported as users import them."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import textwrap
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from regrow._target import import_path
+
+_serial = itertools.count()
+
+
+@pytest.fixture
+def make_module(tmp_path: Path) -> Iterator[Callable[[str], types.ModuleType]]:
+    """Write ``source`` to a fresh module file and import it under its own name."""
+    made: list[str] = []
+
+    def make(source: str) -> types.ModuleType:
+        name = f"usermod_{next(_serial)}"
+        path = tmp_path / f"{name}.py"
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+        made.append(name)
+        return import_path(path)
+
+    yield make
+    for name in made:
+        sys.modules.pop(name, None)
+    if str(tmp_path) in sys.path:
+        sys.path.remove(str(tmp_path))

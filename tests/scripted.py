@@ -1,0 +1,23 @@
+"""A proposer that offers fixed candidates, for tests that need to know exactly what is proposed."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+
+from regrow import Candidate, Request
+
+
+class Scripted:
+    """Yields the given sources in order, and records each request it was asked with."""
+
+    name = "scripted"
+
+    def __init__(self, *sources: str) -> None:
+        self.sources = [textwrap.dedent(s) for s in sources]
+        self.requests: list[Request] = []
+
+    def propose(self, request: Request) -> Iterator[Candidate]:
+        self.requests.append(request)
+        for source in self.sources:
+            yield Candidate(source, origin="scripted")
