@@ -10,7 +10,6 @@ import time
 import pytest
 
 import regrow
-from scripted import Scripted
 
 PRICES = '''
 import regrow
@@ -29,8 +28,6 @@ def parse_price(text: str) -> float:
 
 def test_failing_call_is_repaired_and_stays_repaired(make_module):
     mod = make_module(PRICES)
-    events = []
-    regrow.state(mod.parse_price).options.on_event.__class__  # the state is reachable
     assert mod.parse_price("7.5") == 7.5  # healthy: no session
     assert regrow.state(mod.parse_price).results == []
     assert mod.parse_price("$1") == 1.0  # fails (float('')), is repaired, the call is run again
@@ -39,7 +36,6 @@ def test_failing_call_is_repaired_and_stays_repaired(make_module):
     assert "-        text = text[2:]" in result.diff and "+        text = text[1:]" in result.diff
     assert mod.parse_price("$12.99") == 12.99
     assert len(regrow.state(mod.parse_price).results) == 1  # later calls run the fix, no new session
-    del events
 
 
 def test_references_taken_before_the_fix_run_it(make_module):

@@ -60,7 +60,7 @@ _NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?")
 
 def normalise_message(message: str) -> str:
     """The message with memory addresses and numbers replaced, so that one bug has one fingerprint."""
-    return _NUMBER.sub("N", _ADDRESS.sub("0x?", message))
+    return _NUMBER.sub("N", _ADDRESS.sub("ADDR", message)).replace("ADDR", "0x?")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,7 +19,7 @@ _TEMPLATE = '''
 def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY):
     {async_}def {name}({params}):
         try:
-            _rg_result = {await_}_rg_fn({call})
+            {result}{await_}_rg_fn({call})
         except Exception as _rg_exc:
             _rg_d = {await_}_rg_state.{on_error}(_rg_exc, ({pos}), {{{kw}}})
             if _rg_d is _rg_RETRY:
@@ -27,8 +27,7 @@ def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY):
             if _rg_d is _rg_RAISE:
                 raise
             return None
-{verify}        return _rg_result
-    return {name}
+{verify}    return {name}
 '''
 _VERIFY = '''        try:
             _rg_ok = _rg_verify(_rg_result)
@@ -39,6 +38,7 @@ _VERIFY = '''        try:
             if _rg_d is _rg_RETRY:
                 return {await_}_rg_fn({call})
             return None
+        return _rg_result
 '''
 
 
@@ -54,6 +54,8 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any) -> types.Fun
         "on_rejected": "aon_rejected" if is_async else "on_rejected",
         **parts,
     }
+    # Without a predicate the result is returned straight from inside the ``try``.
+    fields["result"] = "_rg_result = " if verify is not None else "return "
     fields["verify"] = _VERIFY.format(**fields) if verify is not None else ""
     namespace: dict[str, Any] = {}
     exec(compile(_TEMPLATE.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)

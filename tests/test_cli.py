@@ -1,0 +1,114 @@
+"""The `regrow heal` command, run as users run it: a subprocess in a project folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BUGGY = '''\
+def clamp(value, low, high):
+    """Keep value inside [low, high]."""
+    if value < low:
+        return low
+    if value > high:
+        return low  # the bug: should return high
+    return value
+'''
+TESTS = '''\
+from shapes import clamp
+
+
+def test_inside():
+    assert clamp(5, 0, 10) == 5
+
+
+def test_below():
+    assert clamp(-1, 0, 10) == 0
+
+
+def test_above():
+    assert clamp(11, 0, 10) == 10
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "shapes.py").write_text(BUGGY)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_shapes.py").write_text(TESTS)
+    (tmp_path / "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    return tmp_path
+
+
+def regrow(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "regrow", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=240)
+
+
+def test_heal_prints_verdicts_and_diff_without_touching_the_file(project):
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py::test_above",
+                  "--test", "tests/test_shapes.py::test_below")
+    assert done.returncode == 0, done.stderr
+    assert "FAIL" in done.stdout and "PASS" in done.stdout
+    assert "-        return low  # the bug: should return high" in done.stdout
+    assert "+        return high  # the bug: should return high" in done.stdout
+    assert (project / "shapes.py").read_text() == BUGGY
+    assert not list(project.glob("*.regrow-backup"))
+
+
+def test_apply_writes_back_with_a_backup(project):
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--apply", "-q")
+    assert done.returncode == 0, done.stderr
+    fixed = (project / "shapes.py").read_text()
+    assert "        return high  # the bug" in fixed and '"""Keep value inside [low, high]."""' in fixed
+    assert (project / "shapes.py.regrow-backup").read_text() == BUGGY
+    after = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project,
+                           capture_output=True, text=True, timeout=120)
+    assert after.returncode == 0, after.stdout
+
+
+def test_nothing_to_repair(project):
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py::test_inside")
+    assert done.returncode == 0 and "nothing to repair" in done.stdout
+
+
+def test_no_fix_found_leaves_the_file(project):
+    (project / "tests" / "test_shapes.py").write_text(TESTS + "\n\ndef test_impossible():\n"
+                                                      "    assert clamp(1, 2, 3) == 'never'\n")
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py::test_impossible",
+                  "--apply", "--max-candidates", "30")
+    assert done.returncode == 1 and "no fix found" in done.stdout
+    assert (project / "shapes.py").read_text() == BUGGY
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("shapes.py::nope", "--test", "tests/test_shapes.py"), "has no 'nope'"),
+        (("missing.py::clamp", "--test", "tests/test_shapes.py"), "no such file"),
+        (("shapes.py::clamp", "--test", "tests/test_missing.py"), "test file not found"),
+        (("shapes.py::clamp", "--test", "tests/test_shapes.py::test_nonexistent"), "cannot collect"),
+    ],
+)
+def test_bad_input_is_a_clear_error(project, args, message):
+    done = regrow(project, "heal", *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert (project / "shapes.py").read_text() == BUGGY
+
+
+def test_class_method_target(project):
+    (project / "shapes.py").write_text(textwrap.dedent('''\
+        class Box:
+            def area(self, w, h):
+                return w * h + 1
+    '''))
+    (project / "tests" / "test_shapes.py").write_text(
+        "from shapes import Box\n\n\ndef test_area():\n    assert Box().area(2, 3) == 6\n")
+    done = regrow(project, "heal", "shapes.py::Box.area", "--test", "tests/test_shapes.py::test_area", "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "+        return w * h" in done.stdout

@@ -1,0 +1,45 @@
+"""Redaction by name (split into words) and by the shape of the value."""
+
+from __future__ import annotations
+
+import pytest
+
+from regrow._redact import MASK, is_secret_name, redact_text
+
+
+@pytest.mark.parametrize("name", ["api_key", "X-Api-Key", "Authorization", "authToken", "password", "DB_PASSWORD",
+                                  "client_secret", "session_id", "access_key", "privateKey", "cookie"])
+def test_secret_names(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["author", "tokenizer", "max_tokens", "token_count", "keyboard", "passenger",
+                                  "authority_level", "monkey", "secretary"])
+def test_ordinary_names(name):
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+        "sk-ant-api03-abcdefghijklmnopqrstuvwx",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "AKIAABCDEFGHIJKLMNOP",
+        "AIzaSyAabcdefghijklmnopqrstuvwxyz012345",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "xoxb-1234567890-abcdefghij",
+    ],
+)
+def test_secret_shaped_values(secret):
+    assert secret not in redact_text(f"call failed with {secret} attached")
+
+
+def test_assignments_and_urls():
+    text = redact_text("password=hunter2 user=bob url=postgres://bob:s3cret@db/x {'api_key': 'abc123'}")
+    assert "hunter2" not in text and "s3cret" not in text and "abc123" not in text
+    assert "user=bob" in text and "postgres://bob:" in text and MASK in text
+
+
+def test_bearer_keeps_the_scheme_word():
+    assert redact_text("Authorization: Bearer abcdefghijklmnop") .count("abcdefghijklmnop") == 0
