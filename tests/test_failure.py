@@ -49,15 +49,23 @@ def test_secret_values_are_redacted_by_shape_in_any_argument(make_module):
 
 def test_reprs_that_raise_or_are_huge_are_guarded(make_module):
     mod = make_module('''
+        import time
+
         class Bad:
             def __repr__(self):
                 raise RuntimeError("no repr")
 
-        def f(bad, big):
+        class Slow:
+            def __repr__(self):
+                while True:
+                    time.sleep(0.01)
+
+        def f(bad, big, slow):
             raise ValueError("x")
     ''')
-    failure = _fail(mod.f, mod.Bad(), "y" * 100_000)
+    failure = _fail(mod.f, mod.Bad(), "y" * 100_000, [mod.Slow()])
     assert "repr raised RuntimeError" in failure.arguments["bad"]
+    assert "repr timed out" in failure.arguments["slow"]
     assert len(failure.arguments["big"]) <= 400
 
 

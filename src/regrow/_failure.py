@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import linecache
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._redact import redact_text, redact_value
+from ._sandbox import InProcessSandbox, Limits
 
 FailureKind = Literal["exception", "verify", "test"]
 
@@ -31,14 +33,31 @@ class _Repr(reprlib.Repr):
         self.maxlevel = 4
 
     def repr_instance(self, obj: Any, level: int) -> str:
-        try:
-            text = repr(obj)
-        except Exception as exc:  # a repr that raises must not take the capture down
-            return f"<{type(obj).__name__} (repr raised {type(exc).__name__})>"
+        name = type(obj).__name__
+        if isinstance(type(obj).__repr__, types.FunctionType):
+            # A __repr__ written in Python may be slow or hang: give it a bounded time of its own.
+            outcome = _repr_sandbox().call(repr, obj, limits=Limits(timeout=_REPR_SECONDS))
+            if outcome.status == "timeout":
+                return f"<{name} (repr timed out)>"
+            if not outcome.ok or not isinstance(outcome.value, str):
+                kind = outcome.error.type if outcome.error else outcome.status
+                return f"<{name} (repr raised {kind})>"
+            text = outcome.value
+        else:
+            try:
+                text = repr(obj)
+            except Exception as exc:  # a repr that raises must not take the capture down
+                return f"<{name} (repr raised {type(exc).__name__})>"
         return text if len(text) <= self.maxother else text[: self.maxother - 3] + "..."
 
 
 _repr = _Repr()
+_REPR_SECONDS = 0.25
+
+
+@functools.cache
+def _repr_sandbox() -> InProcessSandbox:
+    return InProcessSandbox()
 
 
 def safe_repr(value: Any) -> str:
