@@ -9,8 +9,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The CLI checks fixes against pytest tests, so `make run` installs the pytest extra.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[pytest]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
