@@ -25,7 +25,7 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 	$(BIN)/ruff check src tests
-	$(BIN)/mypy src
+	$(BIN)/mypy src tests/typing_api.py
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/overhead.py

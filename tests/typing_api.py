@@ -1,0 +1,37 @@
+"""Checked by mypy --strict in `make test`: the public API keeps its types through decoration."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import regrow
+
+if TYPE_CHECKING:
+    from typing_extensions import assert_type
+
+
+@regrow.heal
+def plain(x: int, y: str = "a") -> float:
+    return float(x)
+
+
+@regrow.heal(verify=lambda r: r > 0, tests=[lambda fn: None], on_failure="return_none")
+def configured(x: int) -> int:
+    return x
+
+
+async def _use() -> None:
+    @regrow.heal(timeout=5.0)
+    async def fetch(n: int) -> list[int]:
+        return [n]
+
+    if TYPE_CHECKING:
+        assert_type(await fetch(1), list[int])
+
+
+if TYPE_CHECKING:
+    assert_type(plain(1, "b"), float)
+    assert_type(configured(3), int)
+    assert_type(regrow.repair(plain, args=(1,)), regrow.RepairResult)
+    assert_type(regrow.state(plain), regrow.Healing)
+    assert_type(regrow.state(plain).last_result, regrow.RepairResult | None)
