@@ -15,6 +15,7 @@ from ._heal import Healing, heal, repair, state
 from ._proposer import Attempt, Proposer, Request
 from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox
 from ._session import Budget, RepairResult, Session
+from ._store import CacheProposer, Store
 from ._target import Target
 
 __version__ = "0.1.0"
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Attempt",
     "Budget",
+    "CacheProposer",
     "Candidate",
     "Check",
     "CheckError",
@@ -44,6 +46,7 @@ __all__ = [
     "Request",
     "Sandbox",
     "Session",
+    "Store",
     "Target",
     "TargetError",
     "TestCallable",

@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 import types
+from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
@@ -28,6 +29,7 @@ from ._failure import Failure, capture_exception, check_failure
 from ._proposer import Proposer
 from ._sandbox import InProcessSandbox, Sandbox
 from ._session import Budget, RepairResult, Session
+from ._store import CacheProposer, Store
 from ._target import Target, refusal, unwrap
 from ._wrapper import NONE, RAISE, RETRY, make_wrapper
 
@@ -60,9 +62,12 @@ class Options:
     on_failure: OnFailure = "raise"
     on_event: tuple[EventHandler, ...] = ()
     cooldown: float = 300.0
+    store: Store | None = None
 
     def chain(self) -> tuple[Proposer, ...]:
-        return self.proposers if self.proposers is not None else (Engine(),)
+        """The proposers in order: the cache (with a store), then the given ones or the engine."""
+        chosen = self.proposers if self.proposers is not None else (Engine(),)
+        return (CacheProposer(self.store), *chosen) if self.store is not None else chosen
 
 
 class Healing:
@@ -160,6 +165,7 @@ class Healing:
             budget=self.options.budget,
             on_event=self.options.on_event,
             rebind=self._rebind,
+            store=self.options.store,
         )
         result = session.run(install=True)
         self.results.append(result)
@@ -255,6 +261,7 @@ def _options(
     on_failure: OnFailure,
     on_event: EventHandler | Sequence[EventHandler] | None,
     cooldown: float,
+    store: str | Path | Store | None,
 ) -> Options:
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
@@ -266,8 +273,10 @@ def _options(
     handlers = () if on_event is None else (on_event,) if callable(on_event) else tuple(on_event)
     budget = Budget(max_candidates=max_candidates, max_attempts=max_attempts, timeout=timeout,
                     candidate_timeout=candidate_timeout)
+    if store is not None and not isinstance(store, Store):
+        store = Store(store)
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
-                   on_failure, handlers, cooldown)
+                   on_failure, handlers, cooldown, store)
 
 
 @overload
@@ -286,6 +295,7 @@ def heal(
     on_failure: OnFailure = "raise",
     on_event: EventHandler | Sequence[EventHandler] | None = None,
     cooldown: float = 300.0,
+    store: str | Path | Store | None = None,
 ) -> Callable[[F], F]: ...
 def heal(
     func: Any = None,
@@ -302,6 +312,7 @@ def heal(
     on_failure: OnFailure = "raise",
     on_event: EventHandler | Sequence[EventHandler] | None = None,
     cooldown: float = 300.0,
+    store: str | Path | Store | None = None,
 ) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
 
@@ -320,12 +331,14 @@ def heal(
     - ``on_failure``: ``"raise"`` (default) or ``"return_none"`` when no fix is found.
     - ``on_event``: callbacks that receive each :class:`Event`.
     - ``cooldown``: seconds before a failure that could not be repaired is tried again.
+    - ``store``: a SQLite file (or :class:`Store`) for the repair cache and the attempt ledger; a
+      failure fixed before is fixed from the cache (still proven by the checks) with no search.
 
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.
     """
     options = _options(verify, tests, proposers, sandbox, max_candidates, max_attempts, timeout, candidate_timeout,
-                       on_failure, on_event, cooldown)
+                       on_failure, on_event, cooldown, store)
 
     def decorate(fn: Any) -> Any:
         if SWITCHES.disabled or getattr(fn, "__regrow__", None) is not None:
@@ -372,6 +385,7 @@ def repair(
     candidate_timeout: float = 2.0,
     on_event: EventHandler | Sequence[EventHandler] | None = None,
     install: bool = True,
+    store: str | Path | Store | None = None,
 ) -> RepairResult:
     """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
 
@@ -380,7 +394,7 @@ def repair(
     into the live function. Coroutine functions are run with ``asyncio.run``.
     """
     options = _options(verify, tests, proposers, sandbox, max_candidates, max_attempts, timeout, candidate_timeout,
-                       "raise", on_event, 0.0)
+                       "raise", on_event, 0.0, store)
     raw = unwrap(func)
     args, kwargs = tuple(args), dict(kwargs or {})
     replay = Replay(args, kwargs, verify, return_annotation(raw) if verify is None and not tests else
@@ -391,7 +405,7 @@ def repair(
         return RepairResult(True, raw.__qualname__, None, reason="nothing to repair: every check passed",
                             value=_run(raw, args, kwargs))
     session = Session(Target.of(raw), failure, checks, options.chain(), sandbox=sandbox or default_sandbox(),
-                      budget=options.budget, on_event=options.on_event)
+                      budget=options.budget, on_event=options.on_event, store=options.store)
     result = session.run(install=install)
     if result.ok and install:
         result.value = _run(raw, args, kwargs)

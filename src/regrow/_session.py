@@ -18,6 +18,7 @@ from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proposer import Attempt, Proposer, Request
 from ._sandbox import InProcessSandbox, Limits, Sandbox
+from ._store import Store, cache_key
 from ._target import InstallMode, Target
 
 log = logging.getLogger("regrow")
@@ -82,6 +83,7 @@ class Session:
         budget: Budget | None = None,
         on_event: Sequence[EventHandler] = (),
         rebind: Callable[[types.FunctionType], None] | None = None,
+        store: Store | None = None,
     ) -> None:
         self.target = target
         self.failure = failure
@@ -92,6 +94,7 @@ class Session:
         self.handlers = tuple(on_event)
         self.history: list[Attempt] = []
         self.rebind = rebind or target.rebind  # where __code__ cannot be swapped in place
+        self.store = store
 
     def _emit(self, type: Any, **fields: Any) -> None:
         emit(self.handlers, Event(type, self.target.qualname, **fields))
@@ -111,6 +114,11 @@ class Session:
         else:
             self._emit("exhausted", message=result.reason)
             log.warning("%s", result.ledger(limit=3))
+        if self.store is not None:
+            try:
+                self.store.record(result, cache_key(self.target, self.failure.fingerprint, self.checks))
+            except Exception as exc:  # a locked or broken store must not cost the user the fix
+                log.warning("regrow: could not record the session in %s: %s", self.store.path, exc)
         return result
 
     def _search(self, deadline: float) -> RepairResult:

@@ -1,0 +1,91 @@
+"""The SQLite store: the repair cache across processes, and the ledger under concurrent writers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import regrow
+from regrow import Store
+
+BUGGY = '''
+import regrow
+
+def test_total(fn):
+    assert fn([1, 2, 3]) == 6
+
+@regrow.heal(tests=[test_total], store=STORE)
+def total(values):
+    result = 0
+    for i in range(1, len(values) + 1):
+        result += values[i]
+    return result
+'''
+
+
+def _module(make_module, db: Path):
+    return make_module(BUGGY.replace("STORE", repr(str(db))))
+
+
+def test_a_fix_is_served_from_the_cache_the_second_time(make_module, tmp_path):
+    db = tmp_path / "regrow.db"
+    first = _module(make_module, db)
+    assert first.total([4, 5]) == 9
+    searched = regrow.state(first.total).last_result
+    assert searched.fix.origin == "engine" and searched.candidates > 1
+
+    second = _module(make_module, db)  # the same code, e.g. the next run of the program
+    assert second.total([4, 5]) == 9
+    cached = regrow.state(second.total).last_result
+    assert cached.fix.origin == "cache" and cached.candidates == 1  # still proven by the checks
+    assert cached.fix.source == searched.fix.source
+
+    ledger = Store(db).sessions()
+    assert [row["ok"] for row in ledger] == [1, 1]
+    assert ledger[0]["fingerprint"] == ledger[1]["fingerprint"]
+
+
+def test_changed_source_misses_the_cache(make_module, tmp_path):
+    db = tmp_path / "regrow.db"
+    _module(make_module, db).total([1])
+    other = make_module(BUGGY.replace("STORE", repr(str(db))).replace("result = 0", "result = 0  # edited"))
+    other.total([1])
+    assert regrow.state(other.total).last_result.fix.origin == "engine"
+
+
+def test_failed_sessions_are_in_the_ledger_and_not_cached(make_module, tmp_path):
+    db = tmp_path / "regrow.db"
+    mod = make_module(f'''
+        import regrow
+
+        @regrow.heal(proposers=[], store={str(db)!r})
+        def f(x):
+            raise KeyError(x)
+    ''')
+    with pytest.raises(KeyError):
+        mod.f(1)
+    rows = Store(db).sessions("f")
+    assert len(rows) == 1 and rows[0]["ok"] == 0 and rows[0]["fix"] is None
+
+
+WRITER = '''
+import sys
+from regrow import Store, RepairResult
+store = Store(sys.argv[1])
+for i in range(40):
+    store.record(RepairResult(True, f"worker{sys.argv[2]}.f{i}", None, reason="x"), key=None)
+'''
+
+
+def test_concurrent_processes_lose_no_ledger_rows(tmp_path):
+    db = tmp_path / "shared.db"
+    Store(db)
+    script = tmp_path / "writer.py"
+    script.write_text(textwrap.dedent(WRITER))
+    workers = [subprocess.Popen([sys.executable, str(script), str(db), str(n)]) for n in range(4)]
+    assert [w.wait(timeout=120) for w in workers] == [0, 0, 0, 0]
+    assert len(Store(db).sessions()) == 160
