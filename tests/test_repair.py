@@ -45,6 +45,6 @@ def test_unrepairable_reports_why(make_module):
         def always(x):
             raise LookupError(x)
     ''')
-    result = regrow.repair(mod.always, args=(1,), max_candidates=50)
+    result = regrow.repair(mod.always, args=(1,), verify=lambda r: r == "unreachable", max_candidates=50)
     assert not result.ok and result.failure is not None and result.failure.exc_type == "LookupError"
     assert result.reason
