@@ -16,11 +16,11 @@ import threading
 import time
 import traceback
 import types
-from pathlib import Path
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-from ._checks import Check, CheckFailed, Replay, TestCallable, in_evaluation, return_annotation
+from ._checks import Check, CheckFailed, Replay, TestCallable, in_evaluation, judge, return_annotation
 from ._config import SWITCHES
 from ._engine import Engine
 from ._errors import RegrowError, TestsFailedError, VerificationError
@@ -85,6 +85,7 @@ class Healing:
         self._target: Target | None = None
         self._regressions: list[Check] = []  # earlier failing calls a later fix must still handle
         self._cooldown: dict[str, float] = {}  # fingerprint -> time before which it is not repaired again
+        self._installs = 0  # fixes installed so far: a waiting thread that sees it change calls again
 
     @property
     def last_result(self) -> RepairResult | None:
@@ -121,11 +122,16 @@ class Healing:
             return self._reject(value, "verify rejected the result (healing is off)")
         verify = self.options.verify
         assert verify is not None  # the wrapper only calls this with a predicate
+        installs = self._installs
         with self._lock:
-            if _accepts(verify, self.func, args, kwargs):
-                return RETRY  # fixed meanwhile by another thread
+            if self._installs != installs:
+                return RETRY  # another thread installed a fix while this call was being judged
+            try:
+                judge(verify, value)
+                reason = "verify rejected the result"
+            except CheckFailed as exc:
+                reason = str(exc)
             replay = Replay(args, kwargs, verify)
-            reason = _rejection(replay, self.func)
             failure = check_failure("verify", self.func, reason, args, kwargs)
             result = self._repair(failure, replay)
         if result is not None and result.ok:
@@ -170,6 +176,7 @@ class Healing:
         result = session.run(install=True)
         self.results.append(result)
         if result.ok:
+            self._installs += 1
             self._regressions.append(replay)
             self._cooldown.pop(fingerprint, None)
             if self.wrapper is not None:
@@ -221,22 +228,6 @@ def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeTyp
         if code.co_name == func.__name__ and getattr(code, "co_qualname", func.__qualname__) == func.__qualname__:
             found = code
     return found
-
-
-def _accepts(verify: Callable[[Any], object], func: types.FunctionType, args: tuple[Any, ...],
-             kwargs: Mapping[str, Any]) -> bool:
-    try:
-        return bool(verify(func(*args, **kwargs))) if not asyncio.iscoroutinefunction(func) else False
-    except Exception:
-        return False
-
-
-def _rejection(replay: Replay, func: types.FunctionType) -> str:
-    try:
-        replay(func)
-    except Exception as exc:
-        return str(exc)
-    return "verify rejected the result"
 
 
 def _note(exc: BaseException, text: str) -> None:
