@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from typing import Any, Callable, Literal, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Status = Literal["ok", "error", "timeout", "crashed", "refused"]
 
@@ -19,6 +20,10 @@ class Limits:
 
     ``timeout`` is wall-clock seconds and is enforced by every mode. The others are enforced only
     where the mode can (``fork`` and ``pool`` apply them with ``setrlimit`` in the child).
+    ``memory_bytes`` is address space the call may add to what its process already has mapped
+    (a forked child starts with the host's whole mapping). ``processes`` is how many processes
+    the call may start (0: none, refused by the audit hook; ``None``: no limit).
+    ``result_bytes`` caps the encoded return value that comes back from a child process.
     """
 
     timeout: float = 2.0
@@ -26,6 +31,7 @@ class Limits:
     memory_bytes: int | None = 2 << 30
     file_size_bytes: int | None = 16 << 20
     processes: int | None = 0
+    result_bytes: int = 16 << 20
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,13 +64,19 @@ class ErrorInfo:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Outcome:
-    """How one sandboxed call ended."""
+    """How one sandboxed call ended.
+
+    ``output`` is what the call printed (captured by the process modes, truncated); ``violations``
+    lists each action the runtime guard refused, which makes the status ``"refused"``.
+    """
 
     status: Status
     value: Any = None
     error: ErrorInfo | None = None
     duration: float = 0.0
     detail: str = ""
+    output: str = ""
+    violations: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -18,7 +18,8 @@ import selectors
 import struct
 import time
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ._base import ErrorInfo, Outcome
 
@@ -144,9 +145,8 @@ class Collector:
 
     def drain_output(self) -> None:
         """Take whatever output is already buffered, without waiting for more."""
-        for key, _ in self._selector.select(0):
-            if key.data == "output":
-                self._read(key.fd, "output")
+        while ready := [key for key, _ in self._selector.select(0) if key.data == "output"]:
+            self._read(ready[0].fd, "output")
 
     def _read(self, fd: int, which: str) -> None:
         data = os.read(fd, 1 << 16)
@@ -163,6 +163,16 @@ class Collector:
             self._output_dropped += max(0, len(data) - room)
             return
         self.frames.extend(decode(body) for body in self._reader.feed(data))
+
+    def reset(self) -> None:
+        """Forget the frames and output read so far (a pool worker's collector serves many calls)."""
+        self.frames.clear()
+        self._output.clear()
+        self._output_dropped = 0
+
+    def readable(self) -> bool:
+        """Whether the result fd has anything (data or end of stream) to read right now."""
+        return any(key.data == "result" for key, _ in self._selector.select(0))
 
     def output(self) -> str:
         text = self._output.decode("utf-8", "replace")
@@ -230,9 +240,11 @@ def _typed(value: Any, kinds: tuple[type, ...], name: str) -> Any:
 
 def function_ref(fn: object) -> str:
     """``"module:qualname"`` for a top-level importable function; ``ValueError`` says why not."""
-    if not isinstance(fn, types.FunctionType):
+    if not isinstance(fn, (types.FunctionType, types.BuiltinFunctionType)):
         raise ValueError(f"needs a plain function defined at module level, got {type(fn).__name__}")
     module, qualname = fn.__module__, fn.__qualname__
+    if not module:
+        raise ValueError(f"{qualname} names no module")
     if "<lambda>" in qualname or "<locals>" in qualname:
         raise ValueError(f"{qualname} is a lambda or closure; only module-level functions can cross a process")
     if module == "__main__":

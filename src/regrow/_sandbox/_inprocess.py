@@ -14,7 +14,8 @@ import queue
 import threading
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ._base import ErrorInfo, Limits, Outcome
 
@@ -36,9 +37,12 @@ class _Worker:
         self.thread.start()
 
     def _loop(self) -> None:
-        while (job := self.inbox.get()) is not None:
-            fn, reply = job
-            reply.put(_run(fn))
+        try:
+            while (job := self.inbox.get()) is not None:
+                fn, reply = job
+                reply.put(_run(fn))
+        except SandboxTimeout:  # an interrupt that landed after the call had already returned
+            pass
 
 
 def _run(fn: Callable[[], Any]) -> Outcome:
@@ -92,7 +96,9 @@ class InProcessSandbox:
                 reply.get(timeout=0.01)
             except queue.Empty:
                 continue
-            self._give_back(worker)
+            # Not given back: an interrupt sent just before the reply may still be pending on this
+            # thread and would fire in the next call it runs. It ends at its next inbox read.
+            worker.inbox.put(None)
             return Outcome("timeout", detail=f"exceeded {timeout:g}s", duration=timeout)
         worker.inbox.put(None)  # ends the thread if it ever returns; until then it is abandoned
         return Outcome("timeout", detail=f"exceeded {timeout:g}s; the call could not be interrupted", duration=timeout)

@@ -1,0 +1,99 @@
+"""Per-call latency of each sandbox mode for a small function, side by side in one run.
+
+The baseline is what the predecessors did: a fresh ``python -I`` subprocess per call.
+
+    python benchmarks/sandbox.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import operator
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+from regrow._sandbox import ForkSandbox, InProcessSandbox, Limits, PoolSandbox
+
+LIMITS = Limits(timeout=5.0)
+TARGETS = {"inprocess": 50e-6, "fork": 5e-3, "fork (server)": 5e-3, "pool": 1e-3}
+
+
+def measure(call: Callable[[], object], count: int, warmup: int = 3) -> list[float]:
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def checked(call: Callable[[], object]) -> Callable[[], object]:
+    """Fail loudly if a mode stops returning the right answer: a fast wrong sandbox is no result."""
+
+    def run() -> object:
+        outcome = call()
+        value = getattr(outcome, "value", outcome)
+        if value != 5:
+            raise SystemExit(f"wrong result: {outcome!r}")
+        return outcome
+
+    return run
+
+
+def baseline() -> int:
+    code = "import operator; print(operator.add(2, 3))"
+    return int(subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, check=True, text=True).stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls per mode")
+    scale = 0.2 if parser.parse_args().quick else 1.0
+    runs: dict[str, list[float]] = {"python -I (baseline)": measure(checked(baseline), max(5, int(30 * scale)))}
+
+    inprocess = InProcessSandbox(LIMITS)
+    runs["inprocess"] = measure(checked(lambda: inprocess.call(operator.add, 2, 3)), int(5000 * scale))
+    inprocess.close()
+
+    with ForkSandbox(LIMITS) as fork:
+        runs["fork"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
+    with ForkSandbox(LIMITS, server=True) as server:
+        runs["fork (server)"] = measure(checked(lambda: server.call(operator.add, 2, 3)), int(300 * scale))
+    with PoolSandbox(workers=2, limits=LIMITS) as pool:
+        runs["pool"] = measure(checked(lambda: pool.call(operator.add, 2, 3)), int(3000 * scale), warmup=20)
+
+    report(runs)
+
+
+def report(runs: dict[str, list[float]]) -> None:
+    base = statistics.mean(runs["python -I (baseline)"])
+    python = f"{sys.implementation.name} {sys.version.split()[0]}"
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"per-call latency of operator.add(2, 3); {python}, {os.cpu_count()} CPUs, load average {load:.1f}")
+    print(f"{'mode':<22}{'calls':>7}{'mean':>12}{'median':>12}{'target':>10}{'vs baseline':>14}")
+    for mode, samples in runs.items():
+        mean, median = statistics.mean(samples), statistics.median(samples)
+        target = TARGETS.get(mode)
+        mark = "" if target is None else (" ok" if median <= target else " MISS")
+        print(
+            f"{mode:<22}{len(samples):>7}{_fmt(mean):>12}{_fmt(median):>12}"
+            f"{_fmt(target) if target else '-':>10}{base / mean:>12.0f}x{mark}"
+        )
+
+
+def _fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.2f} ms"
+
+
+if __name__ == "__main__":
+    main()

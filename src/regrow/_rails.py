@@ -1,0 +1,211 @@
+"""AST rails: a cheap pre-filter that rejects obvious hazards in candidate source before it runs.
+
+This is not the security boundary. Python offers too many ways to reach anything for a static
+check to catch them all; the runtime guard of the sandbox (``regrow._sandbox._guard``) is what
+keeps the host safe. The rails only save the time of running a candidate that is plainly
+reaching for ``eval``, the file system, processes or the network.
+
+``check_source`` returns reasons (empty means nothing was found). In the default, moderate mode
+it flags ``eval``/``exec``/``compile``/``__import__``, dunder escape hatches (also when reached
+through ``getattr`` with a name built from constants) and imports of modules that reach outside
+the process. In strict mode it flags every import outside a small allowlist and every
+``getattr``/``setattr``/``delattr`` with a computed name. Aliases are resolved:
+``import os as o; o.system(...)`` and ``from os import system as s; s(...)`` are both seen as
+``os.system``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+_DYNAMIC_CODE = frozenset({"eval", "exec", "compile", "__import__"})
+_STRICT_BUILTINS = frozenset({"globals", "locals", "vars", "breakpoint", "open", "input", "memoryview"})
+_ESCAPE_HATCHES = frozenset(
+    {
+        "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__", "__bases__", "__mro__",
+        "__base__", "__dict__", "__getattribute__", "__loader__", "__spec__", "__import__", "__reduce__",
+        "__reduce_ex__", "f_globals", "f_locals", "f_builtins", "f_back", "gi_frame", "cr_frame", "ag_frame",
+        "tb_frame", "co_code",
+    }
+)  # fmt: skip
+# Modules that reach outside the process (files, processes, network, raw memory) or into the interpreter.
+_DENIED_MODULES = frozenset(
+    {
+        "os", "posix", "nt", "subprocess", "socket", "ctypes", "pickle", "marshal", "importlib", "shutil",
+        "signal", "builtins", "multiprocessing", "pty", "_posixsubprocess", "gc", "code", "codeop", "runpy",
+        "resource", "fcntl", "mmap", "shelve", "dbm", "ftplib", "smtplib", "telnetlib", "ssl", "_thread",
+    }
+)  # fmt: skip
+_STRICT_ALLOWED = frozenset(
+    {
+        "__future__", "math", "cmath", "decimal", "fractions", "numbers", "statistics", "random", "re", "string",
+        "textwrap", "unicodedata", "difflib", "collections", "heapq", "bisect", "array", "itertools", "functools",
+        "operator", "dataclasses", "enum", "typing", "typing_extensions", "abc", "copy", "datetime", "calendar",
+        "time", "json", "base64", "binascii", "hashlib", "zlib", "struct", "contextlib", "warnings", "pprint",
+        "reprlib", "graphlib",
+    }
+)  # fmt: skip
+_REFLECTION = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+_VIA_BUILTINS = frozenset(f"builtins.{name}" for name in _DYNAMIC_CODE | _REFLECTION)
+
+
+def check_source(source: str, strict: bool = False, allow: Iterable[str] = ()) -> list[str]:
+    """Reasons to reject ``source`` before running it; an empty list means the rails found nothing.
+
+    ``allow`` names extra modules (top-level names) a candidate may import, e.g. the target's own
+    package; it widens both modes.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [f"line {exc.lineno}: syntax error: {exc.msg}"]
+    rails = _Rails(strict, frozenset(allow))
+    rails.visit(tree)
+    return list(dict.fromkeys(rails.reasons))  # keep order, drop repeats
+
+
+class _Rails(ast.NodeVisitor):
+    def __init__(self, strict: bool, allow: frozenset[str]) -> None:
+        self.strict = strict
+        self.allow = allow
+        self.reasons: list[str] = []
+        self.aliases: dict[str, str] = {}  # local name -> dotted name it stands for
+
+    def flag(self, node: ast.AST, reason: str) -> None:
+        self.reasons.append(f"line {getattr(node, 'lineno', '?')}: {reason}")
+
+    # -- imports ---------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            top = alias.name.partition(".")[0]
+            # `import os.path` binds `os`; `import os.path as p` binds `p` to `os.path`
+            self.aliases[alias.asname or top] = alias.name if alias.asname else top
+            self._check_module(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:  # a relative import stays inside the target's own package
+            return
+        module = node.module or ""
+        self._check_module(node, module)
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+            if alias.name == "*":
+                self.flag(node, f"star import from {module}")
+            elif module == "builtins" and alias.name in _DYNAMIC_CODE:
+                self.flag(node, f"import of builtins.{alias.name}")
+
+    def _check_module(self, node: ast.AST, name: str) -> None:
+        top = name.partition(".")[0]
+        if top in self.allow:
+            return
+        if self.strict and top not in _STRICT_ALLOWED:
+            self.flag(node, f"import of {name} (not in the strict allowlist)")
+        elif not self.strict and top in _DENIED_MODULES:
+            self.flag(node, f"import of {name}")
+
+    # -- names, attributes, calls ----------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> None:
+        resolved = self.aliases.get(node.id, node.id)
+        name = resolved.removeprefix("builtins.")
+        top, dot, _ = resolved.partition(".")
+        if name in _DYNAMIC_CODE:
+            self.flag(node, f"use of {name}")
+        elif dot and top in _DENIED_MODULES and top not in self.allow:
+            self.flag(node, f"use of {resolved} (as {node.id})")
+        elif node.id == "__builtins__":
+            self.flag(node, "use of __builtins__")
+        elif self.strict and node.id in _STRICT_BUILTINS and node.id not in self.aliases:
+            self.flag(node, f"use of {node.id}")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _ESCAPE_HATCHES or (self.strict and _odd_dunder(node.attr)):
+            self.flag(node, f"access to {node.attr}")
+        dotted = self._dotted(node)
+        top = dotted.partition(".")[0] if dotted else ""
+        if dotted and dotted != top and top in _DENIED_MODULES and top not in self.allow:
+            self.flag(node, f"use of {dotted}")  # o.system -> "os.system": the reader sees what it is
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name):
+            func = self.aliases.get(node.func.id, node.func.id)
+        else:
+            func = self._dotted(node.func) or ""  # b.getattr where b is builtins
+        if func in _REFLECTION or func in _VIA_BUILTINS:
+            self._check_reflection(node, func.removeprefix("builtins."))
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        key = _constant_str(node.slice)
+        if key is not None and (key in _DYNAMIC_CODE or key in _ESCAPE_HATCHES):
+            self.flag(node, f"subscript with {key!r}")
+        self.generic_visit(node)
+
+    def _check_reflection(self, node: ast.Call, func: str) -> None:
+        if len(node.args) < 2:
+            return
+        name = _constant_str(node.args[1])
+        if name is None:
+            if self.strict and func != "hasattr":
+                self.flag(node, f"{func} with a computed attribute name")
+        elif name in _ESCAPE_HATCHES or name in _DYNAMIC_CODE or (self.strict and _odd_dunder(name)):
+            self.flag(node, f"{func} of {name}")
+
+    def _dotted(self, node: ast.expr) -> str | None:
+        """``o.path.join`` -> ``os.path.join`` when ``o`` is an alias of ``os``; None if not a name chain."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+            return None
+        return ".".join([self.aliases[node.id], *reversed(parts)])
+
+
+_DUNDER_OK = frozenset(
+    {"__name__", "__qualname__", "__doc__", "__class__", "__init__", "__len__", "__iter__", "__next__", "__eq__",
+     "__hash__", "__repr__", "__str__", "__enter__", "__exit__", "__post_init__", "__annotations__", "__module__"}
+)  # fmt: skip
+
+
+def _odd_dunder(name: str) -> bool:
+    """A dunder name outside the everyday ones (strict mode flags these)."""
+    return name.startswith("__") and name.endswith("__") and name not in _DUNDER_OK
+
+
+def _constant_str(node: ast.expr) -> str | None:
+    """The string an expression always evaluates to, when it is built only from string constants.
+
+    Folds concatenation (``"__glo" + "bals__"``), f-strings of constants and ``"".join([...])``
+    of constants; anything else counts as computed.
+    """
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _constant_str(node.left), _constant_str(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        pieces = [_constant_str(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values]
+        return "".join(p for p in pieces if p is not None) if all(p is not None for p in pieces) else None
+    if _is_join_call(node):
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        sep = _constant_str(node.func.value)
+        items = node.args[0]
+        if sep is not None and isinstance(items, (ast.List, ast.Tuple)):
+            pieces = [_constant_str(item) for item in items.elts]
+            if all(p is not None for p in pieces):
+                return sep.join(p for p in pieces if p is not None)
+    return None
+
+
+def _is_join_call(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and not node.keywords
+    )

@@ -1,0 +1,450 @@
+"""The runtime guard a sandboxed process puts on itself before it runs a candidate.
+
+Layers, outermost first (each one is applied where the platform allows and skipped otherwise):
+
+* resource limits: CPU seconds, address space, file size, no core dumps;
+* secrets removed from the environment (by name and by value shape);
+* an empty network namespace (Linux, root): no interface but a downed loopback;
+* Landlock (Linux >= 5.13): the kernel refuses writes outside the scratch directory, ``execve``,
+  TCP connect/bind and signals to processes outside the sandbox;
+* an audit hook (``sys.addaudithook``, cannot be removed) that refuses sockets, process starts,
+  ``ctypes``, writes outside scratch, signals to other processes, reading the process
+  environment from ``/proc`` or well-known credential files, and the introspection that would
+  reach the hook itself. Every refusal is also reported on the result channel, so a candidate
+  that catches the exception still ends as ``refused``.
+
+The audit hook is a tripwire, not a wall: code in the same interpreter can in principle get past
+Python-level checks (PEP 578 says as much). The kernel layers are what hold against code that
+does. ``docs/sandbox.md`` spells out the trust model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import functools
+import io
+import json
+import math
+import os
+import re
+import resource
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._base import Limits
+from ._channel import HEADER
+
+_SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE|_PAT$|DSN$", re.IGNORECASE
+)
+_SECRET_VALUE = re.compile(
+    r"^(sk-|sk_|rk_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|ya29\.|hf_|npm_|pypi-)"
+    r"|://[^/\s:@]+:[^/\s@]+@"  # credentials inside a URL
+)
+_HOME_SECRETS = (
+    ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".pypirc", ".docker", ".kube", ".azure",
+    ".config/gcloud", ".config/gh",
+)  # fmt: skip
+_PROCESS_EVENTS = frozenset(
+    {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.startfile", "subprocess.Popen"}
+)
+_NETWORK_EVENTS = frozenset(
+    {
+        "socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo", "socket.gethostbyname",
+        "socket.gethostbyaddr", "socket.getnameinfo", "socket.sethostname",
+    }
+)  # fmt: skip
+# Ways to reach or outlive the hook: adding hooks, raising limits, walking objects or other threads' frames.
+_TAMPER_EVENTS = frozenset(
+    {
+        "sys.addaudithook", "resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers",
+        "gc.get_referents", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
+        "os.chdir", "os.symlink", "os.link", "os.killpg", "signal.pidfd_send_signal",
+    }
+)  # fmt: skip
+_PATH_EVENTS = frozenset(
+    {
+        "os.remove", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown", "os.utime", "os.chflags",
+        "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo", "os.mknod",
+    }
+)  # fmt: skip
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+class SandboxViolation(PermissionError):
+    """Raised inside a sandboxed call for an action the guard refuses."""
+
+
+# -- environment ------------------------------------------------------------------------------
+
+
+def is_secret(name: str, value: str) -> bool:
+    """Whether an environment variable looks like a credential, by its name or its value."""
+    return bool(_SECRET_NAME.search(name) or _SECRET_VALUE.search(value))
+
+
+def scrubbed_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``environ`` without the variables that look like secrets."""
+    return {name: value for name, value in environ.items() if not is_secret(name, value)}
+
+
+def secret_names() -> list[str]:
+    """Names of the variables in this process's environment that look like secrets."""
+    return [name for name, value in os.environ.items() if is_secret(name, value)]
+
+
+def scrub_environ(names: list[str]) -> None:
+    """Remove these variables from ``os.environ`` and the C-level environment.
+
+    The names are found in the parent, where the environment's pages are warm: every object a
+    forked child touches costs it a copy-on-write page fault.
+    """
+    for name in names:
+        os.environ.pop(name, None)
+
+
+# -- resource limits --------------------------------------------------------------------------
+
+
+def mapped_bytes() -> int:
+    """Address space this process has mapped now (Linux; 0 where unknown)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def apply_rlimits(limits: Limits, baseline: int, per_call: bool = True) -> None:
+    """Lower this process's limits; hard limits too, so the call cannot raise them back.
+
+    CPU time adds up over a process's life, so it is limited only for a process that serves one
+    call (``per_call``); a pool worker relies on the host's wall-clock kill instead.
+    """
+    _set_limit(resource.RLIMIT_CORE, 0)
+    if per_call:
+        cpu = limits.cpu_seconds if limits.cpu_seconds is not None else math.ceil(limits.timeout) + 1
+        # soft < hard: SIGXCPU first (reported as a CPU overrun), SIGKILL a second later if it is caught
+        _set_limit(resource.RLIMIT_CPU, cpu, cpu + 1)
+    if limits.memory_bytes is not None:
+        _set_limit(resource.RLIMIT_AS, baseline + limits.memory_bytes)
+    if limits.file_size_bytes is not None:
+        _set_limit(resource.RLIMIT_FSIZE, limits.file_size_bytes)
+
+
+def _set_limit(which: int, soft: int, hard: int | None = None) -> None:
+    _, old_hard = resource.getrlimit(which)
+    hard = soft if hard is None else hard
+    if old_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, old_hard), min(hard, old_hard)
+    with contextlib.suppress(ValueError, OSError):  # e.g. RLIMIT_AS on macOS: not available there
+        resource.setrlimit(which, (soft, hard))
+
+
+# -- Linux: libc, network namespace, Landlock -------------------------------------------------
+
+_CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446  # same on every arch
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_TRUNCATE = 1 << 0, 1 << 1, 1 << 14
+_FS_WRITES = sum(1 << bit for bit in range(4, 13)) | _FS_WRITE_FILE  # remove_*, make_* and write_file
+_FS_REFER = 1 << 13
+_NET_TCP = (1 << 0) | (1 << 1)  # bind and connect
+_SCOPE_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets and signals
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+_libc_handle: ctypes.CDLL | None = None
+_netns: dict[str, int | None] = {}  # "fd" -> an fd on an empty network namespace, once made
+
+
+def _libc() -> ctypes.CDLL | None:
+    """libc, loaded once in the host so children do not pay for it (and before their hook refuses ctypes)."""
+    global _libc_handle
+    if _libc_handle is None and sys.platform == "linux":
+        _libc_handle = ctypes.CDLL(None, use_errno=True)
+        _libc_handle.syscall.restype = ctypes.c_long
+    return _libc_handle
+
+
+def prepare() -> int | None:
+    """Do the host-side preparation once: load libc, make an empty network namespace to join.
+
+    Returns the namespace fd (None where namespaces are not permitted). Joining one namespace per
+    call with ``setns`` costs ~0.2 ms; creating one per call with ``unshare`` costs ~1.5 ms.
+    """
+    libc = _libc()
+    secret_paths()
+    if "fd" not in _netns:
+        _netns["fd"] = _make_empty_netns(libc) if libc is not None and os.geteuid() == 0 else None
+    return _netns["fd"]
+
+
+def _make_empty_netns(libc: ctypes.CDLL) -> int | None:
+    ready_r, ready_w = os.pipe()
+    done_r, done_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a short-lived helper: it enters a new namespace and waits until the host holds it
+        try:
+            os.close(done_w)  # or the read below would never see the end of the pipe
+            ok = libc.unshare(_CLONE_NEWNET) == 0
+            os.write(ready_w, b"1" if ok else b"0")
+            os.read(done_r, 1)
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    os.close(done_r)
+    try:
+        if os.read(ready_r, 1) != b"1":
+            return None
+        return os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    finally:
+        os.close(done_w)
+        os.close(ready_r)
+        os.waitpid(pid, 0)
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux), so nothing outlives the host."""
+    libc = _libc()
+    if libc is not None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def enter_netns(fd: int | None) -> bool:
+    libc = _libc()
+    return fd is not None and libc is not None and libc.setns(fd, _CLONE_NEWNET) == 0
+
+
+def landlock(scratch: str, allow_exec: bool) -> int:
+    """Let the kernel refuse writes outside ``scratch`` (and more, by ABI); the ABI used, 0 if none."""
+    libc = _libc()
+    if libc is None:
+        return 0
+    abi = int(libc.syscall(_LANDLOCK_CREATE_RULESET, None, 0, 1))
+    if abi <= 0:
+        return 0
+    fs = _FS_WRITES | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
+    net, scoped = (_NET_TCP if abi >= 4 else 0), (_SCOPE_ALL if abi >= 6 else 0)
+    attr = _RulesetAttr(fs | (0 if allow_exec else _FS_EXECUTE), net, scoped)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24  # the struct grew with the ABI; pass what this kernel knows
+    ruleset = int(libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), size, 0))
+    if ruleset < 0:
+        return 0
+    try:
+        _allow_beneath(libc, ruleset, scratch, fs)
+        _allow_beneath(libc, ruleset, os.devnull, _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0))
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return 0
+        return abi if libc.syscall(_LANDLOCK_RESTRICT_SELF, ruleset, 0) == 0 else 0
+    finally:
+        os.close(ruleset)
+
+
+def _allow_beneath(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        rule = _PathBeneath(access, fd)
+        libc.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0)
+    finally:
+        os.close(fd)
+
+
+# -- the audit hook ---------------------------------------------------------------------------
+
+_WATCHED = _PROCESS_EVENTS | _NETWORK_EVENTS | _TAMPER_EVENTS | _PATH_EVENTS | {"open", "os.rename", "os.kill"}
+# where an event's dir_fd argument sits (shutil.rmtree removes by dir_fd and name)
+_DIR_FD_AT = {"os.remove": 1, "os.rmdir": 1, "shutil.rmtree": 1, "os.mkdir": 2, "os.chmod": 2, "os.chown": 3}
+_DIR_FD_AT["os.utime"] = 3
+
+
+@functools.lru_cache(maxsize=1)
+def secret_paths() -> tuple[str, ...]:
+    """Well-known credential files and folders in the home directory, which reading is refused for."""
+    home = os.path.expanduser("~")
+    return tuple(f"{home}/{name}" for name in _HOME_SECRETS)
+
+
+
+def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool) -> Callable[[str, tuple[Any, ...]], None]:
+    """Build the hook. It reads only its own closure and C builtins bound here, never module globals,
+    so a candidate that patches ``os.path`` or this module cannot change what it decides."""
+    _type, _str, _bytes, _int, _tuple, _len = type, str, bytes, int, tuple, len
+    _startswith, _endswith, _split, _join = str.startswith, str.endswith, str.split, str.join
+    _decode, _encoding = bytes.decode, sys.getfilesystemencoding()
+    _fspath, _getcwd, _readlink, _write, _getpid = os.fspath, os.getcwd, os.readlink, os.write, os.getpid
+    _escape, _pack = json.encoder.encode_basestring_ascii, HEADER.pack
+    _violation, _linux = SandboxViolation, sys.platform == "linux"
+    secret_prefixes, write_flags, dir_fd_at, watched = secret_paths(), _WRITE_FLAGS, dict(_DIR_FD_AT), _WATCHED
+    process_events, network_events, tamper_events, path_events = (
+        _PROCESS_EVENTS, _NETWORK_EVENTS, _TAMPER_EVENTS, _PATH_EVENTS,
+    )  # fmt: skip
+
+    def show(value: Any) -> str:
+        kind = _type(value)
+        if kind is _str:
+            return value[:200]  # type: ignore[no-any-return]
+        if kind is _bytes or kind is _int:
+            return _str(value)[:200]
+        if kind is _tuple:
+            return "(" + _join(", ", [show(item) for item in value]) + ")"
+        return "<object>"  # never call a candidate's __repr__ from inside the hook
+
+    def refuse(event: str, what: str) -> None:
+        reason = f"{event} {what}".strip()[:400]
+        body = b'{"kind":"violation","reason":' + _escape(reason).encode() + b"}"
+        # Reported first, so catching the exception does not hide the attempt (< PIPE_BUF: one atomic write).
+        # Not contextlib.suppress: the hook must not look anything up in a module a candidate can patch.
+        try:  # noqa: SIM105
+            _write(report_fd, _pack(_len(body)) + body)
+        except OSError:
+            pass
+        raise _violation(f"regrow sandbox refused {reason}")
+
+    def absolute(path: Any, dir_fd: Any = None) -> str | None:
+        kind = _type(path)
+        if kind is _int:
+            return None  # an fd the process already holds
+        if kind is not _str and kind is not _bytes:
+            path = _fspath(path)
+        if _type(path) is _bytes:
+            path = _decode(path, _encoding, "surrogateescape")
+        if not _startswith(path, "/"):
+            base = _getcwd()
+            if _type(dir_fd) is _int and _linux:
+                try:  # shutil.rmtree removes by (dir_fd, name): find where that directory is
+                    base = _readlink(f"/proc/self/fd/{dir_fd}")
+                except OSError:
+                    base = "/<unknown directory>"
+            path = base + "/" + path
+        parts: list[str] = []
+        for part in _split(path, "/"):
+            if part == "..":
+                if parts:
+                    parts.pop()
+            elif part and part != ".":
+                parts.append(part)
+        return "/" + _join("/", parts)
+
+    def inside(path: str | None) -> bool:
+        return path is None or path == scratch or _startswith(path, scratch + "/") or path == "/dev/null"
+
+    def check_open(args: tuple[Any, ...]) -> None:
+        path, mode, flags = args[0], args[1], args[2]
+        writing = (_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
+            _type(flags) is _int and flags & write_flags
+        )
+        full = absolute(path)
+        if writing and not inside(full):
+            refuse("open", f"for writing outside the scratch directory: {show(full)}")
+        if full is not None and (
+            (_startswith(full, "/proc/") and (_endswith(full, "/environ") or _endswith(full, "/mem")))
+            or full in secret_prefixes
+            or _startswith(full, secret_prefixes)
+        ):
+            refuse("open", f"of a secret-bearing file: {show(full)}")
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event not in watched:
+            if _startswith(event, "ctypes."):
+                refuse(event, "(ctypes can reach any memory or syscall)")
+            return
+        if event == "open":
+            check_open(args)
+        elif event in path_events:
+            at = dir_fd_at.get(event, 99)
+            if not inside(absolute(args[0], args[at] if _len(args) > at else None)):
+                refuse(event, f"outside the scratch directory: {show(args[0])}")
+        elif event == "os.rename":
+            if not (inside(absolute(args[0], args[2])) and inside(absolute(args[1], args[3]))):
+                refuse(event, f"outside the scratch directory: {show(args[0])} -> {show(args[1])}")
+        elif event == "os.kill":
+            if args[0] != _getpid():
+                refuse(event, f"signal {show(args[1])} to process {show(args[0])}")
+        elif event in process_events:
+            if not allow_processes:
+                refuse(event, show(args[0]) if args else "")
+        elif event in network_events:
+            refuse(event, show(args[1]) if _len(args) > 1 else show(args[0]) if args else "")
+        elif event in tamper_events:
+            refuse(event, "")
+
+    return hook
+
+
+# -- putting it together ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """What the parent works out before it forks, so the child does as little as possible."""
+
+    scratch: str
+    limits: Limits
+    netns_fd: int | None
+    baseline: int
+    secrets: list[str]
+    per_call: bool = True
+
+
+def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = True) -> Plan:
+    return Plan(scratch, limits, netns_fd, mapped_bytes(), secret_names(), per_call)
+
+
+def harden(plan: Plan, report_fd: int) -> None:
+    """Apply every guard to this (child) process. Ends with the audit hook: nothing after it may use ctypes."""
+    scratch, limits = plan.scratch, plan.limits
+    die_with_parent()
+    enter_netns(plan.netns_fd)
+    apply_rlimits(limits, plan.baseline, plan.per_call)
+    scrub_environ(plan.secrets)
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = scratch
+    sys.dont_write_bytecode = True  # importing must not try (and be refused) to write __pycache__
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)  # the host's handlers are not the candidate's
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG, a clear error
+    allow_processes = limits.processes is None or limits.processes > 0
+    landlock(scratch, allow_exec=allow_processes)
+    sys.addaudithook(make_audit_hook(scratch, report_fd, allow_processes))
+
+
+def fresh_stdio() -> None:
+    """``sys.stdout``/``sys.stderr`` on fds 1/2: the host's may be capture objects that never reach the fds."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        if not _writes_to(getattr(sys, name), fd):
+            raw = io.FileIO(fd, "w", closefd=False)
+            setattr(sys, name, io.TextIOWrapper(raw, "utf-8", "backslashreplace", line_buffering=True))
+
+
+def _writes_to(stream: Any, fd: int) -> bool:
+    try:
+        return bool(stream.fileno() == fd)
+    except Exception:  # capture objects without a file descriptor
+        return False
+
+
+def leftover_threads(before: set[threading.Thread]) -> list[str]:
+    """Names of threads started during the call that are still running after a short grace."""
+    fresh = [thread for thread in threading.enumerate() if thread not in before]
+    for thread in fresh:
+        thread.join(0.05)
+    return [thread.name for thread in fresh if thread.is_alive()]

@@ -1,0 +1,313 @@
+"""The pool sandbox: warm worker processes, for the CLI, the pytest plugin and benchmarks.
+
+Each worker is a fresh interpreter (``python -I``) that guards itself once at start (the same
+guard as the fork sandbox, minus the CPU limit, which would add up over the worker's life) and
+then runs calls one after another. Closures cannot cross a spawn boundary, so a job is named by
+reference (``"package.module:qualname"``) and its arguments are plain data. Results come back on
+the same framed channel as in the fork sandbox. A worker that crashes, overruns its time limit
+or leaves threads behind is killed and replaced.
+
+Calls in one worker run back to back in the same interpreter: module state a call changes is
+still changed for the next call in that worker (``max_calls`` bounds how long that can go on).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import _guard
+from ._base import Limits, Outcome
+from ._channel import (
+    ChannelError,
+    Collector,
+    FrameReader,
+    check_plain,
+    decode,
+    encode,
+    function_ref,
+    resolve_ref,
+    write_frame,
+)
+from ._fork import OUTPUT_LIMIT, assemble, run_job
+
+_STARTUP_TIMEOUT = 30.0  # seconds a new worker has to import regrow and guard itself
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from regrow._sandbox._pool import worker_main; worker_main(int(sys.argv[2]), int(sys.argv[3]))"
+)
+_SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+GuardKey = tuple[int | None, int | None, int | None]  # the limits a worker fixes for its whole life
+
+
+def guard_key(limits: Limits) -> GuardKey:
+    return (limits.memory_bytes, limits.file_size_bytes, limits.processes)
+
+
+# -- inside a worker --------------------------------------------------------------------------
+
+
+def worker_main(request_fd: int, result_fd: int) -> None:
+    """A worker's life: read its setup, guard itself, then serve calls until the host closes the pipe."""
+    reader = FrameReader(1 << 30)
+    requests = _frames(request_fd, reader)
+    setup = next(requests)
+    sys.path[:] = setup["sys_path"]
+    limits = Limits(**setup["limits"])
+    plan = _guard.Plan(setup["scratch"], limits, setup["netns_fd"], _guard.mapped_bytes(), _guard.secret_names(), False)
+    try:
+        _guard.harden(plan, result_fd)
+        if plan.netns_fd is not None:
+            os.close(plan.netns_fd)
+    except BaseException as exc:
+        write_frame(result_fd, encode({"kind": "setup", "reason": f"{type(exc).__name__}: {exc}"}, 1 << 16))
+        os._exit(70)
+    write_frame(result_fd, encode({"kind": "ready"}, 64))
+    for request in requests:
+        write_frame(result_fd, _serve(request, plan.scratch))
+        _empty(plan.scratch)
+
+
+def _frames(fd: int, reader: FrameReader) -> Any:
+    while data := os.read(fd, 1 << 16):
+        yield from (decode(body) for body in reader.feed(data))
+
+
+def _serve(request: dict[str, Any], scratch: str) -> bytes:
+    limit, call_id, ref, args = request["result_bytes"], request["id"], request["ref"], request["args"]
+
+    def job() -> Any:
+        return resolve_ref(ref)(*args)
+
+    return run_job(job, limit, id=call_id)
+
+
+def _empty(scratch: str) -> None:
+    """Leave the scratch directory empty for the next call (cheap when the call wrote nothing)."""
+    with os.scandir(scratch) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+
+
+# -- in the host ------------------------------------------------------------------------------
+
+
+class _Worker:
+    """The host's handle on one worker process."""
+
+    def __init__(self, limits: Limits, netns: int | None) -> None:
+        self.key = guard_key(limits)
+        self.calls = 0
+        self.scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-pool-"))
+        request_r, self._request_w = os.pipe()
+        result_r, result_w = os.pipe()
+        passed = (request_r, result_w) + ((netns,) if netns is not None else ())
+        env = _guard.scrubbed_environ(os.environ) | {"TMPDIR": self.scratch}
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT, _SRC_ROOT, str(request_r), str(result_w)],
+            pass_fds=passed,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own process group: killed as one, and Ctrl-C is for the host
+        )
+        os.close(request_r)
+        os.close(result_w)
+        self._result_r = result_r
+        assert self.process.stdout is not None
+        self._collector = Collector(result_r, self.process.stdout.fileno(), 1 << 30, OUTPUT_LIMIT)
+        setup = {"sys_path": sys.path, "scratch": self.scratch, "limits": dataclasses.asdict(limits), "netns_fd": netns}
+        write_frame(self._request_w, encode(setup, 1 << 24))
+        self._ready = False
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def run(self, call_id: int, ref: str, args: list[Any], limits: Limits) -> tuple[Outcome, bool]:
+        """The call's outcome and whether the worker is still fit to serve the next one."""
+        if not self._ready:
+            failure = self._await_ready()
+            if failure is not None:
+                return failure, False
+        if self._collector.readable():  # it wrote between calls: a thread of an earlier call lives on
+            return Outcome("crashed", detail="the worker was busy with an earlier call's leftovers"), False
+        self._collector.reset()
+        self.calls += 1
+        request = {"id": call_id, "ref": ref, "args": args, "result_bytes": limits.result_bytes}
+        started = time.monotonic()
+        try:
+            write_frame(self._request_w, encode(request, 1 << 30))
+            done = self._collector.run(
+                started + limits.timeout, lambda c: _result(c, call_id) is not None or not c.result_open
+            )
+        except (OSError, ChannelError) as exc:
+            return self._ended(limits, started, broken=str(exc)), False
+        result = _result(self._collector, call_id)
+        if result is None:
+            return self._ended(limits, started, timed_out=not done), False
+        self._collector.drain_output()
+        outcome = assemble(self._collector.frames, 0, limits, False, "", self._collector.output(), started)
+        return outcome, not result.get("leftovers")
+
+    def _await_ready(self) -> Outcome | None:
+        deadline = time.monotonic() + _STARTUP_TIMEOUT
+        try:
+            self._collector.run(deadline, lambda c: any(_kind(f) in ("ready", "setup") for f in c.frames))
+        except ChannelError as exc:
+            return Outcome("crashed", detail=f"the worker did not start: {exc}")
+        if not any(_kind(f) == "ready" for f in self._collector.frames):
+            setup = [f.get("reason") for f in self._collector.frames if _kind(f) == "setup"]
+            reason = setup[0] if setup else self._collector.output()[-500:] or "no reason given"
+            return Outcome("crashed", detail=f"the worker did not start: {reason}")
+        self._ready = True
+        return None
+
+    def _ended(self, limits: Limits, started: float, timed_out: bool = False, broken: str = "") -> Outcome:
+        """Kill the worker and say how the call ended: it ran over, died, or broke the channel."""
+        status = self._terminate()
+        self._collector.drain_output()
+        outcome = assemble(self._collector.frames, status, limits, timed_out, broken, self._collector.output(), started)
+        self.close()
+        return outcome
+
+    def kill(self) -> None:
+        self._terminate()
+        self.close()
+
+    def _terminate(self) -> int:
+        """End the worker's whole process group; its wait status."""
+        with contextlib.suppress(OSError):  # already gone
+            os.killpg(self.process.pid, signal.SIGKILL)
+        code = self.process.wait()
+        return -code if code < 0 else code << 8  # back to a raw wait status, as describe_exit reads it
+
+    def close(self) -> None:
+        """Close the pipes (the worker exits when its request pipe ends) and the scratch directory."""
+        if self._request_w < 0:
+            return
+        self._collector.close()
+        os.close(self._request_w)
+        os.close(self._result_r)
+        self._request_w = -1
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def stop(self) -> None:
+        self.close()
+        try:
+            self.process.wait(1.0)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def _kind(frame: Any) -> Any:
+    return frame.get("kind") if type(frame) is dict else None
+
+
+def _result(collector: Collector, call_id: int) -> dict[str, Any] | None:
+    for frame in collector.frames:
+        if _kind(frame) == "result" and frame.get("id") == call_id:
+            return frame  # type: ignore[no-any-return]
+    return None
+
+
+class PoolSandbox:
+    """Runs importable functions in warm, guarded worker processes.
+
+    ``call_ref("pkg.mod:func", *plain_args)`` is the native form; ``call(fn, *args)`` accepts a
+    function defined at module level of an importable module and refuses closures and lambdas.
+    Memory, file-size and process limits are fixed when a worker starts; a call with other
+    limits gets a worker started with them. The time limit is per call.
+    """
+
+    name = "pool"
+
+    def __init__(self, workers: int = 2, limits: Limits | None = None, *, max_calls: int | None = None) -> None:
+        if workers < 1:
+            raise ValueError("a pool needs at least one worker")
+        self.limits = limits or Limits()
+        self.size = workers
+        self.max_calls = max_calls
+        self._netns = _guard.prepare()
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(workers)
+        self._ids = itertools.count(1)
+        self._idle = [_Worker(self.limits, self._netns) for _ in range(workers)]  # they boot in parallel
+        self._count = workers
+        self._closed = False
+
+    def call(self, fn: Callable[..., Any], /, *args: Any, limits: Limits | None = None) -> Outcome:
+        try:
+            ref = function_ref(fn)
+        except ValueError as exc:
+            return Outcome("refused", detail=f"the pool runs importable functions only: {exc}")
+        return self.call_ref(ref, *args, limits=limits)
+
+    def call_ref(self, ref: str, /, *args: Any, limits: Limits | None = None) -> Outcome:
+        """Run the function named ``"module:qualname"`` in a worker with plain-data arguments."""
+        limits = limits or self.limits
+        try:
+            check_plain(list(args))
+        except ChannelError as exc:
+            return Outcome("refused", detail=f"arguments must be plain data: {exc}")
+        with self._slots:
+            worker = self._take(limits)
+            outcome, fit = worker.run(next(self._ids), ref, list(args), limits)
+            self._give_back(worker, fit, limits)
+        return outcome
+
+    def _take(self, limits: Limits) -> _Worker:
+        key = guard_key(limits)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the pool is closed")
+            for worker in self._idle:
+                if worker.key == key and worker.alive():
+                    self._idle.remove(worker)
+                    return worker
+            # none fits (or all died idle): retire one, so there are never more than `size` workers
+            retired = self._idle.pop(0) if self._idle and self._count >= self.size else None
+            self._count += 0 if retired else 1
+        if retired is not None:
+            retired.stop()
+        return _Worker(limits, self._netns)
+
+    def _give_back(self, worker: _Worker, fit: bool, limits: Limits) -> None:
+        if not fit or (self.max_calls is not None and worker.calls >= self.max_calls):
+            worker.kill()
+            worker = _Worker(limits, self._netns)  # the replacement boots while the caller moves on
+        with self._lock:
+            if not self._closed:
+                self._idle.append(worker)
+                return
+        worker.stop()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.stop()
+
+    def __enter__(self) -> PoolSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
