@@ -16,7 +16,7 @@ BUGGY = '''
 import regrow
 
 def test_total(fn):
-    assert fn([1, 2, 3]) == 6
+    assert fn([2, 3, 5]) == 10
 
 @regrow.heal(tests=[test_total], store=STORE)
 def total(values):

@@ -27,7 +27,8 @@ from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._proposer import Proposer
-from ._sandbox import InProcessSandbox, Sandbox
+from ._sandbox import Sandbox
+from ._sandbox import default_sandbox as platform_sandbox
 from ._session import Budget, RepairResult, Session
 from ._store import CacheProposer, Store
 from ._target import Target, refusal, unwrap
@@ -42,11 +43,11 @@ _sandbox_lock = threading.Lock()
 
 
 def default_sandbox() -> Sandbox:
-    """The process-wide sandbox used when none is given."""
+    """The process-wide sandbox used when none is given: a guarded fork where the platform has one."""
     global _shared_sandbox
     with _sandbox_lock:
         if _shared_sandbox is None:
-            _shared_sandbox = InProcessSandbox()
+            _shared_sandbox = platform_sandbox()
         return _shared_sandbox
 
 
