@@ -36,7 +36,7 @@ def test_a_fix_is_served_from_the_cache_the_second_time(make_module, tmp_path):
     first = _module(make_module, db)
     assert first.total([4, 5]) == 9
     searched = regrow.state(first.total).last_result
-    assert searched.fix.origin == "engine" and searched.candidates > 1
+    assert searched.fix.origin == "engine"
 
     second = _module(make_module, db)  # the same code, e.g. the next run of the program
     assert second.total([4, 5]) == 9
