@@ -1,0 +1,7 @@
+def roman_to_int(s):
+    """Convert a Roman numeral (with subtractive notation such as IV or CM) to an int."""
+    values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+    total = 0
+    for ch in s:
+        total += values[ch]
+    return total

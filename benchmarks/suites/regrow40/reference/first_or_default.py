@@ -1,0 +1,6 @@
+def first_or_default(items, default=None):
+    """First element of a sequence; default when items is None or empty."""
+    if items is None or not items:
+        return default
+    first = items[0]
+    return first
