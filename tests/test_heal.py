@@ -446,3 +446,41 @@ def test_note_is_attached_on_311(make_module):
     with pytest.raises(ValueError) as info:
         mod.f()
     assert any("regrow" in note for note in info.value.__notes__)
+
+
+def test_recorded_healthy_calls_rule_out_fixes_that_change_them(make_module):
+    """Without tests, 'return 0' would pass the replay; the recorded healthy calls rule it out."""
+    mod = make_module('''
+        import regrow
+        from scripted import Scripted
+
+        LAZY = "def ratio(total, count):\\n    return 0\\n"
+        GUARD = "def ratio(total, count):\\n    if count == 0:\\n        return 0\\n    return total / count\\n"
+
+        @regrow.heal(record=8, proposers=[Scripted(LAZY, GUARD)])
+        def ratio(total, count):
+            return total / count
+    ''')
+    assert mod.ratio(6, 3) == 2.0  # recorded
+    assert mod.ratio(10, 4) == 2.5  # recorded
+    assert mod.ratio(5, 0) == 0  # repaired
+    result = regrow.state(mod.ratio).last_result
+    first = result.history[0].verdict
+    assert first.check == "recorded" and "changed a healthy result: (6, 3) returned 2.0" in first.reason
+    assert result.fix.source.startswith("def ratio(total, count):\n    if count == 0:")
+    assert mod.ratio(10, 4) == 2.5
+
+
+def test_record_keeps_copies_not_live_objects(make_module):
+    mod = make_module('''
+        import regrow
+
+        @regrow.heal(record=2)
+        def first(items):
+            return items[0]
+    ''')
+    items = [1, 2]
+    mod.first(items)
+    items[0] = 99
+    recorded = list(regrow.state(mod.first)._recorded)
+    assert recorded == [(([1, 2],), {}, 1)]

@@ -117,6 +117,34 @@ class Replay:
             raise CheckFailed(f"returned {safe_repr(result)}, which is not a {_type_label(self.returns)}")
 
 
+class Recorded:
+    """Calls recorded while the function was healthy: a fix must return what they returned.
+
+    This is behaviour to preserve, so it assumes those results were right; it is the user's
+    opt-in (``record=``), since recording costs time on healthy calls.
+    """
+
+    cost = 5
+    name = "recorded"
+
+    def __init__(self, calls: Sequence[tuple[tuple[Any, ...], Mapping[str, Any], Any]]) -> None:
+        self.calls = list(calls)
+
+    def __call__(self, fn: Callable[..., Any]) -> None:
+        for args, kwargs, expected in self.calls:
+            fresh_args, fresh_kwargs = _fresh(args, kwargs)
+            got = _call(fn, fresh_args, fresh_kwargs)
+            try:
+                same = bool(got == expected)
+            except Exception:  # incomparable values: compare what they look like
+                same = safe_repr(got) == safe_repr(expected)
+            if not same:
+                call = [*map(safe_repr, args), *(f"{k}={safe_repr(v)}" for k, v in kwargs.items())]
+                shown = redact_text(", ".join(call))
+                raise CheckFailed(f"changed a healthy result: ({shown}) returned {redact_text(safe_repr(expected))} "
+                                  f"before the failure, {redact_text(safe_repr(got))} now")
+
+
 def judge(verify: Callable[[Any], object], result: Any) -> None:
     """Apply a ``verify=`` predicate to ``result``; raise :class:`CheckFailed` unless it accepts it."""
     shown = redact_text(safe_repr(result))

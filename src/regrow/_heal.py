@@ -7,7 +7,9 @@ logic lives here beyond deciding *whether* a failure starts a session.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import copy
 import dataclasses
 import functools
 import inspect
@@ -20,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-from ._checks import Check, CheckFailed, Replay, TestCallable, in_evaluation, judge, return_annotation
+from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, in_evaluation, judge, return_annotation
 from ._config import SWITCHES
 from ._engine import Engine
 from ._errors import RegrowError, TestsFailedError, VerificationError
@@ -64,6 +66,7 @@ class Options:
     on_event: tuple[EventHandler, ...] = ()
     cooldown: float = 300.0
     store: Store | None = None
+    record: int = 0
 
     def chain(self) -> tuple[Proposer, ...]:
         """The proposers in order: the cache (with a store), then the given ones or the engine."""
@@ -87,6 +90,9 @@ class Healing:
         self._regressions: list[Check] = []  # earlier failing calls a later fix must still handle
         self._cooldown: dict[str, float] = {}  # fingerprint -> time before which it is not repaired again
         self._installs = 0  # fixes installed so far: a waiting thread that sees it change calls again
+        self._recorded: collections.deque[tuple[tuple[Any, ...], dict[str, Any], Any]] = collections.deque(
+            maxlen=max(options.record, 1)
+        )
 
     @property
     def last_result(self) -> RepairResult | None:
@@ -151,6 +157,13 @@ class Healing:
     async def aon_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         return await asyncio.to_thread(self.on_rejected, value, args, kwargs)
 
+    def remember(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
+        """Keep a healthy call (``record=``): copies, so later mutation cannot change the record."""
+        try:
+            self._recorded.append(copy.deepcopy((args, kwargs, result)))
+        except Exception:  # uncopyable arguments or result: this call cannot be replayed faithfully
+            return
+
     # -- repair ------------------------------------------------------------------------------
     def _returns(self) -> Any:
         """The return annotation, used as an oracle only when the user gave none of their own."""
@@ -166,6 +179,8 @@ class Healing:
             emit(self.options.on_event, Event("cooldown", self.func.__qualname__, message=failure.summary()))
             return None
         checks = [replay, *self._regressions, *(TestCallable(t) for t in self.options.tests)]
+        if self._recorded:
+            checks.append(Recorded(list(self._recorded)))
         session = Session(
             self.target, failure, checks, self.options.chain(),
             sandbox=self.options.sandbox or default_sandbox(),
@@ -254,6 +269,7 @@ def _options(
     on_event: EventHandler | Sequence[EventHandler] | None,
     cooldown: float,
     store: str | Path | Store | None,
+    record: int = 0,
 ) -> Options:
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
@@ -267,8 +283,10 @@ def _options(
                     candidate_timeout=candidate_timeout)
     if store is not None and not isinstance(store, Store):
         store = Store(store)
+    if record < 0:
+        raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
-                   on_failure, handlers, cooldown, store)
+                   on_failure, handlers, cooldown, store, record)
 
 
 @overload
@@ -288,6 +306,7 @@ def heal(
     on_event: EventHandler | Sequence[EventHandler] | None = None,
     cooldown: float = 300.0,
     store: str | Path | Store | None = None,
+    record: int = 0,
 ) -> Callable[[F], F]: ...
 def heal(
     func: Any = None,
@@ -305,6 +324,7 @@ def heal(
     on_event: EventHandler | Sequence[EventHandler] | None = None,
     cooldown: float = 300.0,
     store: str | Path | Store | None = None,
+    record: int = 0,
 ) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
 
@@ -325,12 +345,15 @@ def heal(
     - ``cooldown``: seconds before a failure that could not be repaired is tried again.
     - ``store``: a SQLite file (or :class:`Store`) for the repair cache and the attempt ledger; a
       failure fixed before is fixed from the cache (still proven by the checks) with no search.
+    - ``record``: keep the last ``record`` healthy calls (deep copies of arguments and result);
+      a fix must return the same results for them. Off by default: it costs time on every healthy
+      call, and it assumes the results returned without a failure were right.
 
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.
     """
     options = _options(verify, tests, proposers, sandbox, max_candidates, max_attempts, timeout, candidate_timeout,
-                       on_failure, on_event, cooldown, store)
+                       on_failure, on_event, cooldown, store, record)
 
     def decorate(fn: Any) -> Any:
         if SWITCHES.disabled or getattr(fn, "__regrow__", None) is not None:
@@ -345,7 +368,7 @@ def heal(
         if reason:
             raise RegrowError(reason)
         state = Healing(raw, options)
-        wrapper = make_wrapper(raw, state, options.verify)
+        wrapper = make_wrapper(raw, state, options.verify, record=options.record > 0)
         functools.update_wrapper(wrapper, raw)
         wrapper.__regrow__ = state  # type: ignore[attr-defined]
         state.wrapper = wrapper

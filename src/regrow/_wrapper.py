@@ -27,7 +27,7 @@ def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY):
             if _rg_d is _rg_RAISE:
                 raise
             return None
-{verify}    return {name}
+{after}    return {name}
 '''
 _VERIFY = '''        try:
             _rg_ok = _rg_verify(_rg_result)
@@ -38,12 +38,17 @@ _VERIFY = '''        try:
             if _rg_d is _rg_RETRY:
                 return {await_}_rg_fn({call})
             return None
-        return _rg_result
+'''
+_RECORD = '''        _rg_state.remember(({pos}), {{{kw}}}, _rg_result)
 '''
 
 
-def make_wrapper(func: types.FunctionType, state: Any, verify: Any) -> types.FunctionType:
-    """A function with ``func``'s signature that calls it and hands failures to ``state``."""
+def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool = False) -> types.FunctionType:
+    """A function with ``func``'s signature that calls it and hands failures to ``state``.
+
+    With ``verify`` each result is judged; with ``record`` each healthy call is handed to
+    ``state.remember`` (both are the user's opt-in costs on the healthy path).
+    """
     parts = _signature_parts(func)
     is_async = inspect.iscoroutinefunction(func)
     fields = {
@@ -54,9 +59,14 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any) -> types.Fun
         "on_rejected": "aon_rejected" if is_async else "on_rejected",
         **parts,
     }
-    # Without a predicate the result is returned straight from inside the ``try``.
-    fields["result"] = "_rg_result = " if verify is not None else "return "
-    fields["verify"] = _VERIFY.format(**fields) if verify is not None else ""
+    # With neither option the result is returned straight from inside the ``try``.
+    keeps = verify is not None or record
+    fields["result"] = "_rg_result = " if keeps else "return "
+    fields["after"] = (
+        (_VERIFY.format(**fields) if verify is not None else "")
+        + (_RECORD.format(**fields) if record else "")
+        + ("        return _rg_result\n" if keeps else "")
+    )
     namespace: dict[str, Any] = {}
     exec(compile(_TEMPLATE.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)
     wrapper: types.FunctionType = namespace["_rg_make"](func, state, verify, RAISE, RETRY)
