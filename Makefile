@@ -27,8 +27,12 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy src tests/typing_api.py
 
+# Speed and memory figures, each against a baseline measured in the same run.
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python benchmarks/sandbox.py
+	$(BIN)/python benchmarks/engine.py
+	$(BIN)/regrow bench benchmarks/suites/regrow40/manifest.toml --jobs 2 --out bench-results
 
 clean:
 	rm -rf $(VENV) build dist

@@ -119,3 +119,30 @@ def test_as_file_text_keeps_decorators_and_indentation(make_module):
     assert target.as_file_text("def m(self):\n    return 2\n") == (
         "    @functools.lru_cache(maxsize=None)\n    def m(self):\n        return 2\n"
     )
+
+
+def test_recursive_function_calls_itself_through_the_module(make_module):
+    mod = make_module('''
+        def fact(n):
+            return 1 if n <= 1 else n * fact(n - 2)
+    ''')
+    target = Target.of(mod.fact)
+    fn = target.compile("def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\n")
+    assert fn.__code__.co_freevars == ()  # recursion is a global lookup, as in the original
+    assert target.install(fn) == "code"
+    assert mod.fact(5) == 120
+
+
+def test_candidate_sources_do_not_pile_up_in_linecache(make_module):
+    import linecache
+
+    mod = make_module('''
+        def f(x):
+            return x
+    ''')
+    target = Target.of(mod.f)
+    before = sum(1 for name in linecache.cache if name.startswith("<regrow "))
+    for i in range(600):
+        target.compile(f"def f(x):\n    return x + {i}\n")
+    after = sum(1 for name in linecache.cache if name.startswith("<regrow "))
+    assert after - before <= 256

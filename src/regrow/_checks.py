@@ -12,18 +12,18 @@ import contextlib
 import copy
 import dataclasses
 import inspect
-import io
 import threading
 import time
 import traceback
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from ._errors import CheckError
 from ._failure import safe_repr
+from ._pytest_runner import Suite, open_suite
 from ._redact import redact_text
 from ._sandbox import Outcome, SandboxTimeout
 
@@ -216,7 +216,11 @@ def _assertion_text(exc: BaseException) -> str:
 
 class PytestTests:
     """Pytest node ids (``tests/test_x.py::test_name``) or test files, run in-process against the
-    candidate installed into the live function, as the tests import it."""
+    candidate installed into the live function, as the tests import it.
+
+    The suite is collected once (see :mod:`regrow._pytest_runner`) and each call runs the
+    collected tests again, the one that failed last first, stopping at the first failure.
+    """
 
     __test__ = False
     cost = 100
@@ -231,67 +235,53 @@ class PytestTests:
         self.node_ids = list(node_ids)
         self.rootdir = Path(rootdir) if rootdir else None
         self.name = "pytest:" + ",".join(self.node_ids)
+        self._order: list[str] | None = None
 
-    def _args(self, *extra: str) -> list[str]:
-        root = ["--rootdir", str(self.rootdir)] if self.rootdir else []
-        return [*self.node_ids, *root, "-q", "-p", "no:cacheprovider", "--no-header", "-W", "ignore", *extra]
+    def _suite(self) -> Suite:
+        return open_suite(self.node_ids, self.rootdir)
 
     def collect(self) -> list[str]:
         """The test ids the node ids select; a :class:`CheckError` when one does not exist."""
-        recorder = _Recorder()
-        code = _pytest_main(self._args("--collect-only"), recorder)
-        if code not in (0, 1) or recorder.collect_errors:
-            detail = "; ".join(recorder.collect_errors) or f"pytest exited with {code}"
-            raise CheckError(f"cannot collect {' '.join(self.node_ids)}: {detail}")
-        if not recorder.collected:
+        ids = self._suite().ids
+        if not ids:
             raise CheckError(f"{' '.join(self.node_ids)} selects no tests")
-        return recorder.collected
+        return ids
+
+    def split(self) -> list[SingleTest]:
+        """One check per collected test, for per-test evidence (fault localization)."""
+        suite = self._suite()
+        return [SingleTest(suite, nodeid) for nodeid in suite.ids]
 
     def __call__(self, fn: Callable[..., Any]) -> None:
-        recorder = _Recorder()
-        code = _pytest_main(self._args("-x"), recorder)
-        if recorder.failures:
-            raise CheckFailed(recorder.failures[0], recorder.crash)
-        if code not in (0,) or not recorder.passed:
-            raise CheckFailed(f"pytest exited with {code} and {len(recorder.passed)} passing tests")
+        suite = self._suite()
+        if self._order is None:
+            self._order = suite.ids
+        passed = 0
+        for nodeid in list(self._order):
+            result = suite.run(nodeid)
+            if not result.passed:
+                # Run first next time: a candidate that fails usually fails where the last one did.
+                self._order.remove(nodeid)
+                self._order.insert(0, nodeid)
+                raise CheckFailed(result.reason, result.location)
+            passed += not result.skipped
+        if not passed:
+            raise CheckFailed(f"no test of {' '.join(self.node_ids)} ran (all skipped or none collected)")
 
 
-class _Recorder:
-    """A pytest plugin that keeps the outcome of each test."""
+class SingleTest:
+    """One collected pytest test as a check of its own."""
 
-    def __init__(self) -> None:
-        self.collected: list[str] = []
-        self.collect_errors: list[str] = []
-        self.passed: list[str] = []
-        self.failures: list[str] = []
-        self.crash: tuple[str, int] | None = None
+    __test__ = False
+    cost = 100
 
-    def pytest_collectreport(self, report: Any) -> None:
-        if report.failed:
-            self.collect_errors.append(redact_text(str(report.longrepr).strip().splitlines()[-1]))
+    def __init__(self, suite: Suite, nodeid: str) -> None:
+        self.suite, self.name = suite, nodeid
 
-    def pytest_collection_modifyitems(self, items: list[Any]) -> None:
-        self.collected = [item.nodeid for item in items]
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        if report.failed:
-            crash = getattr(report.longrepr, "reprcrash", None)
-            detail = crash.message if crash is not None else str(report.longrepr).strip().splitlines()[-1]
-            if crash is not None and self.crash is None:
-                self.crash = (str(crash.path), int(crash.lineno))
-            first = detail.strip().splitlines()[0] if detail.strip() else "failed"
-            self.failures.append(redact_text(f"{report.nodeid} failed: {first}"))
-        elif report.when == "call" and report.passed:
-            self.passed.append(report.nodeid)
-
-
-def _pytest_main(args: list[str], recorder: _Recorder) -> int:
-    try:
-        import pytest
-    except ImportError as exc:
-        raise CheckError("pytest node ids need pytest: pip install 'regrow[pytest]'") from exc
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return int(pytest.main(args, plugins=[recorder]))
+    def __call__(self, fn: Callable[..., Any]) -> None:
+        result = self.suite.run(self.name)
+        if not result.passed:
+            raise CheckFailed(result.reason, result.location)
 
 
 _local = threading.local()
@@ -300,6 +290,17 @@ _local = threading.local()
 def in_evaluation() -> bool:
     """Whether this thread is running a candidate (a failure here must not start a new repair)."""
     return bool(getattr(_local, "active", False))
+
+
+@contextlib.contextmanager
+def evaluating() -> Iterator[None]:
+    """Mark this thread as running candidate or probe code: failures in it start no repair."""
+    previous = in_evaluation()
+    _local.active = True
+    try:
+        yield
+    finally:
+        _local.active = previous
 
 
 def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, Any]:
@@ -322,22 +323,21 @@ def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, 
         return verdict(False, "compile", f"{type(exc).__name__}: {exc}")
     live = target.func
     saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
-    subject: Callable[..., Any] = live if target.install(fn) == "code" else fn
-    _local.active = True
+    subject: Callable[..., Any] = live if target.install(fn, lasting=False) == "code" else fn
     passed: list[str] = []
     try:
-        for check in checks:
-            try:
-                check(subject)
-            except SandboxTimeout:
-                raise
-            except CheckFailed as exc:
-                return verdict(False, check.name, str(exc), passed)
-            except BaseException as exc:  # the candidate raised: SystemExit and KeyboardInterrupt included
-                return verdict(False, check.name, _raised(exc), passed)
-            passed.append(check.name)
+        with evaluating():
+            for check in checks:
+                try:
+                    check(subject)
+                except SandboxTimeout:
+                    raise
+                except CheckFailed as exc:
+                    return verdict(False, check.name, str(exc), passed)
+                except BaseException as exc:  # the candidate raised: SystemExit and KeyboardInterrupt included
+                    return verdict(False, check.name, _raised(exc), passed)
+                passed.append(check.name)
     finally:
-        _local.active = False
         live.__code__, live.__defaults__, live.__kwdefaults__ = saved
     return verdict(True, "all", "", passed)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Callable, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from ._candidate import Candidate
@@ -21,6 +22,11 @@ EventType = Literal[
     "exhausted",  # every budget ran out without a fix
     "cooldown",  # a recurring failure was not repaired again so soon
     "proposer_error",  # a proposer failed; the session goes on with the next one
+    "model_call",  # a model proposer finished one call (message: tokens, latency, cost)
+    "propose_chunk",  # a model streamed part of its reply (``delta``)
+    "transient_retry",  # a model call failed transiently and will be retried (message: why, delay)
+    "budget_refused",  # a model call was refused by a call/token/cost budget (message: which)
+    "reply_refused",  # a model reply held no usable candidate (message: why)
 ]
 
 
@@ -34,6 +40,7 @@ class Event:
     candidate: Candidate | None = None
     verdict: Verdict | None = None
     message: str = ""
+    delta: str = ""  # streamed text, for "propose_chunk"
 
 
 EventHandler = Callable[[Event], None]

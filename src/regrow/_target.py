@@ -9,6 +9,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import collections
 import dataclasses
 import functools
 import importlib
@@ -18,6 +19,7 @@ import linecache
 import logging
 import sys
 import textwrap
+import threading
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -182,21 +184,32 @@ class Target:
         return fn
 
     def _evaluate(self, node: FunctionNode, source: str) -> types.FunctionType:
-        """Execute the definition inside a synthetic scope that mirrors the original's."""
+        """Execute the definition inside a synthetic scope that mirrors the original's.
+
+        Free variables of the original become locals of the scope (so the candidate closes over
+        them); a module-level function's own name is declared global there, so recursion stays a
+        global lookup as in the original; a method is defined inside a class of its owner's name,
+        for private-name mangling and the ``__class__`` cell.
+        """
         free = [name for name in self.original_code.co_freevars if name != "__class__"]
         body: list[ast.stmt] = []
         if free:
             targets: list[ast.expr] = [ast.Name(name, ast.Store()) for name in free]
             body.append(ast.Assign(targets=targets, value=ast.Constant(None)))
+        holder: list[ast.stmt] = body
         if self.owner is not None:
-            body.append(ast.ClassDef(name=self.owner.__name__, bases=[], keywords=[], body=[node], decorator_list=[]))
+            owner = ast.ClassDef(name=self.owner.__name__, bases=[], keywords=[], body=[], decorator_list=[])
+            if sys.version_info >= (3, 12):
+                owner.type_params = []
+            body.append(owner)
+            holder = owner.body
             result: ast.expr = ast.Subscript(
                 ast.Attribute(ast.Name(self.owner.__name__, ast.Load()), "__dict__", ast.Load()),
                 ast.Constant(self.name),
                 ast.Load(),
             )
         else:
-            body.append(node)
+            body.insert(0, ast.Global([self.name]))
             result = ast.Name(self.name, ast.Load())
         body.append(ast.Return(result))
         scope = ast.FunctionDef(
@@ -210,10 +223,10 @@ class Target:
         if sys.version_info >= (3, 12):
             scope.type_params = []
         module = ast.Module(body=[scope], type_ignores=[])
-        ast.fix_missing_locations(module)
+        ast.fix_missing_locations(module)  # only the scaffolding: the candidate has its own locations
+        holder.insert(len(holder) - (1 if holder is body else 0), node)
         filename = f"<regrow {self.module}.{self.qualname} #{next(_serial)}>"
-        lines = source.splitlines(keepends=True)
-        linecache.cache[filename] = (len(source), None, lines, filename)
+        _register_source(filename, source)
         flags = self.original_code.co_flags & _FUTURE_FLAGS
         code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
         scratch: dict[str, Any] = dict(self.func.__globals__)
@@ -237,8 +250,8 @@ class Target:
                 raise ValueError(f"the candidate uses the free variable {name!r}, which the original has no cell for")
         return tuple(cells)
 
-    def install(self, fn: types.FunctionType) -> InstallMode:
-        """Make the live function run ``fn``'s code.
+    def install(self, fn: types.FunctionType, lasting: bool = True) -> InstallMode:
+        """Make the live function run ``fn``'s code (``lasting=False``: only while it is judged).
 
         Returns ``"code"`` when ``__code__`` was swapped in place (every reference sees the fix) or
         ``"rebind"`` when the free variables differ and the caller must rebind the name instead.
@@ -249,6 +262,8 @@ class Target:
         live.__code__ = fn.__code__
         live.__defaults__ = fn.__defaults__
         live.__kwdefaults__ = fn.__kwdefaults__
+        if lasting:
+            _pin_source(fn.__code__.co_filename)
         return "code"
 
     def rebind(self, fn: types.FunctionType) -> None:
@@ -257,6 +272,7 @@ class Target:
         if holder is None:
             raise TargetError(f"cannot rebind {self.qualname}: module {self.module} is not loaded")
         current = inspect.getattr_static(holder, self.name, None)
+        _pin_source(fn.__code__.co_filename)
         if isinstance(current, staticmethod):
             setattr(holder, self.name, staticmethod(fn))
         elif isinstance(current, classmethod):
@@ -281,6 +297,29 @@ class Target:
         if not text.endswith("\n"):
             text += "\n"
         return textwrap.indent(text, self.indent) if self.indent else text
+
+
+# Candidate sources are registered with linecache so tracebacks through them show their lines.
+# Most candidates are thrown away at once: keep a bounded window of them, and pin installed fixes.
+_KEEP_SOURCES = 256
+_recent_sources: collections.deque[str] = collections.deque()
+_pinned_sources: set[str] = set()
+_sources_lock = threading.Lock()
+
+
+def _register_source(filename: str, source: str) -> None:
+    with _sources_lock:
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        _recent_sources.append(filename)
+        while len(_recent_sources) > _KEEP_SOURCES:
+            old = _recent_sources.popleft()
+            if old not in _pinned_sources:
+                linecache.cache.pop(old, None)
+
+
+def _pin_source(filename: str) -> None:
+    with _sources_lock:
+        _pinned_sources.add(filename)
 
 
 def find_function(source: str, name: str) -> FunctionNode:

@@ -1,6 +1,7 @@
 """The built-in search-based repair engine."""
 
-from ._operators import OPERATORS, Operator
-from ._search import Engine
+from ._edits import Insert, Operator, Replacement
+from ._operators import OPERATORS
+from ._search import Engine, Stats
 
-__all__ = ["OPERATORS", "Engine", "Operator"]
+__all__ = ["OPERATORS", "Engine", "Insert", "Operator", "Replacement", "Stats"]

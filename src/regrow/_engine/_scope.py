@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 import dataclasses
 from collections.abc import Iterator
+from typing import TypeVar
+
+_Node = TypeVar("_Node", bound=ast.AST)
 
 
 @dataclasses.dataclass
@@ -32,6 +35,9 @@ class Scope:
     loaded: list[str]  # every name read, globals and builtins included
     attributes: list[str]
     sites: list[Site]
+    expressions: list[ast.expr] = dataclasses.field(default_factory=list)  # distinct small reads, to copy
+    statements: list[ast.stmt] = dataclasses.field(default_factory=list)  # distinct simple statements, to copy
+    methods: list[str] = dataclasses.field(default_factory=list)  # names of methods called with one argument
 
     @classmethod
     def of(cls, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Scope:
@@ -50,7 +56,40 @@ class Scope:
                 variables.append(node.arg)
             elif isinstance(node, ast.Attribute) and node.attr not in attributes:
                 attributes.append(node.attr)
-        return cls(function, params, variables, loaded, attributes, list(_sites(function)))
+        sites = list(_sites(function))
+        expressions = _distinct([s.node for s in sites if isinstance(s.node, ast.expr) and _copyable_expr(s.node)])
+        statements: list[ast.stmt] = _distinct(
+            [s.node for s in sites if isinstance(s.node, _SIMPLE) and not _is_docstring(s)])
+        methods = list(dict.fromkeys(
+            n.func.attr for n in ast.walk(function)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and len(n.args) == 1
+        ))
+        return cls(function, params, variables, loaded, attributes, sites, expressions, statements, methods)
+
+
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return, ast.Raise, ast.Break, ast.Continue)
+_MAX_COPY_NODES = 8  # larger expressions make poor donors and slow the search
+
+
+def _copyable_expr(node: ast.expr) -> bool:
+    if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
+        return False
+    if isinstance(node, (ast.Constant, ast.Starred, ast.Slice, ast.JoinedStr, ast.FormattedValue)):
+        return False
+    return sum(1 for n in ast.walk(node) if not isinstance(n, ast.expr_context)) <= _MAX_COPY_NODES
+
+
+def _is_docstring(site: Site) -> bool:
+    node = site.node
+    return (site.index == 0 and site.field == "body" and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str))
+
+
+def _distinct(nodes: list[_Node]) -> list[_Node]:
+    seen: dict[str, _Node] = {}
+    for node in nodes:
+        seen.setdefault(ast.dump(node), node)
+    return list(seen.values())
 
 
 def _sites(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Site]:

@@ -1,67 +1,260 @@
-"""The built-in engine: AST mutations of the target, most suspicious code first.
+"""The built-in engine: AST edits of the target, most suspicious code first, validated and ranked.
 
-No network, no key, deterministic: the same function and failure give the same candidates in the
-same order.
+No network, no key, deterministic: the same function and checks give the same candidates in the
+same order. The engine localizes the fault, walks its edits tier by tier (inside a tier by
+suspicion, then by operator prior), and checks each candidate itself, in-process under a time
+limit that adapts to the original's own runtime. After the first candidate that passes it looks a
+little further for alternatives no larger, ranks them (see :mod:`._rank`) and yields them best
+first, so the session's own proof confirms the best one.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import time
+import types
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from .._candidate import Candidate
+from .._checks import Check, Verdict, evaluate
+from .._events import Event, emit
 from .._proposer import Request
-from .._target import find_function
-from ._operators import OPERATORS, Operator
-from ._scope import Scope
+from .._target import Target, find_function
+from ._edits import EditSizes, Operator, Replacement
+from ._localize import Spectrum, record, split_checks, suspicion, trace
+from ._operators import OPERATORS
+from ._rank import Evidence, behaviour_of, rank
+from ._scope import Scope, Site
 from ._splice import splice
+from ._worker import Overrun, Worker, time_limit
 
 Suspicion = Callable[[int], float]
+_GRACE = 0.5  # seconds past a candidate's own limit before its worker is killed
+_TIMEOUT_WEIGHT = 25
+
+
+@dataclasses.dataclass
+class Stats:
+    """What one ``propose`` call did, for reports and benchmarks."""
+
+    edits: int = 0  # edits the operators proposed
+    candidates: int = 0  # distinct candidates that compiled
+    evaluated: int = 0  # candidates run against the checks
+    plausible: int = 0  # candidates that passed every check
+    first: int | None = None  # evaluations until the first plausible one
+    localize_seconds: float = 0.0
+    search_seconds: float = 0.0  # time spent building and checking candidates
+    candidate_timeout: float = 0.0
+    forks: int = 0  # workers started: one, plus one per candidate that had to be killed
+
+    @property
+    def per_second(self) -> float:
+        return self.evaluated / self.search_seconds if self.search_seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "per_second": round(self.per_second, 1)}
+
+
+@dataclasses.dataclass(order=True)
+class _Edit:
+    key: tuple[int, float, int, int, int]
+    op: Operator = dataclasses.field(compare=False)
+    site: Site = dataclasses.field(compare=False)
+    new: Replacement = dataclasses.field(compare=False)
+
+
+@dataclasses.dataclass
+class Plan:
+    """The ranked edits of one target, turned into candidates on demand."""
+
+    target: Target
+    source: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    edits: list[_Edit]
+    spectrum: Spectrum | None
+    stats: Stats
+
+    def candidates(self, max_size: Callable[[], int | None] = lambda: None) -> Iterator[tuple[Candidate, _Edit]]:
+        """Distinct compiling candidates in search order; edits larger than ``max_size()`` are skipped."""
+        seen = {_code_key(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))}
+        sizes = EditSizes()
+        for edit in self.edits:
+            limit = max_size()
+            if limit is not None and sizes(edit.site, edit.new) > limit:
+                continue
+            text = _materialise(self.source, self.function, edit, seen)
+            if text is None:
+                continue
+            self.stats.candidates += 1
+            size = sizes(edit.site, edit.new)
+            yield Candidate(text, origin="engine", operator=edit.op.name, edit_size=size, line=edit.site.line), edit
+
+
+def _materialise(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, edit: _Edit,
+                 seen: set[tuple[object, ...]]) -> str | None:
+    """The edited source, or ``None`` when it does not compile or compiles to a candidate already seen."""
+    try:
+        text = splice(source, function, edit.site, edit.new)
+        code = compile(text, "<regrow candidate>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError):  # 'break' outside a loop and the like
+        return None
+    key = _code_key(code)
+    if key in seen:
+        return None
+    seen.add(key)
+    return text
+
+
+def _code_key(code: types.CodeType) -> tuple[object, ...]:
+    """What a candidate compiles to, positions left out: equal keys behave alike, however the text differs
+    (this also merges ``not a in b`` with ``a not in b``, which the compiler makes one)."""
+    consts = tuple(_code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+                   for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+            code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
+            code.co_exceptiontable if hasattr(code, "co_exceptiontable") else b"")
 
 
 class Engine:
-    """The default proposer: search over single-site mutations of the target.
+    """The default proposer: search over single edits of the target.
 
-    ``operators`` is the set of mutation families to use (all of ``OPERATORS`` by default).
+    ``operators`` is the set of edit families (all of ``OPERATORS`` by default). With ``validate``
+    the engine runs the request's checks on candidates itself — in a forked warm worker where the
+    platform has ``fork`` (``fork=False`` keeps it in this process) — and yields only those that
+    pass, ranked; without, it yields every candidate lazily in search order for the session to judge.
     """
 
     name = "engine"
 
-    def __init__(self, operators: Sequence[Operator] | None = None) -> None:
+    def __init__(
+        self,
+        operators: Sequence[Operator] | None = None,
+        *,
+        validate: bool = True,
+        fork: bool | None = None,
+        neighbourhood: int = 200,  # evaluations after the first plausible candidate (a timeout counts 25)
+        time_floor: float = 0.2,  # per-candidate time limit: factor x the original's runtime, within these
+        time_factor: float = 20.0,
+        time_ceiling: float = 5.0,
+        localize_timeout: float = 1.0,
+    ) -> None:
         self.operators = list(operators if operators is not None else OPERATORS)
+        self.validate, self.fork = validate, fork
+        self.neighbourhood = neighbourhood
+        self.time_floor, self.time_factor, self.time_ceiling = time_floor, time_factor, time_ceiling
+        self.localize_timeout = localize_timeout
+        self.last_stats = Stats()
 
     def propose(self, request: Request) -> Iterator[Candidate]:
-        target = request.target
+        if not self.validate or not request.checks:
+            plan = self.plan(request)
+            self.last_stats = plan.stats
+            for candidate, _ in plan.candidates():
+                yield candidate
+            return
+        with self._worker(request) as worker:
+            plan = self.plan(request, worker)
+            self.last_stats = plan.stats
+            found = self._search(plan, request, worker)
+            ranked = rank(found, plan.spectrum, worker)
+            plan.stats.forks = worker.forks
+        # The worker is gone before the first yield: a session that stops early leaves no child behind.
+        for number, evidence in enumerate(ranked, start=1):
+            yield dataclasses.replace(evidence.candidate, note=evidence.note(number, len(ranked)))
+
+    def _worker(self, request: Request) -> Worker:
+        """A worker forked with the tests collected, ready to trace, judge and compare."""
+        target, checks = request.target, list(request.checks)
+        fine = split_checks(checks)  # collects pytest suites now, so the child inherits them
+        return Worker({
+            "trace": lambda index: trace(target, fine[index], self.localize_timeout),
+            "judge": lambda source, limit: _judge(target, source, checks, limit),
+            "behaviour": lambda source, calls: behaviour_of(target, source, calls),
+        }, fork=self.fork)
+
+    def plan(self, request: Request, worker: Worker | None = None) -> Plan:
+        """Localize the fault (given a worker to run the checks in) and rank every edit of the target."""
+        target, stats = request.target, Stats()
+        started = time.monotonic()
+        spectrum = None
+        if worker is not None:
+            budget = started + max(request.deadline - started, 0.0) / 4
+            spectrum = record(split_checks(request.checks), worker, self.localize_timeout, deadline=budget)
+        stats.localize_seconds = time.monotonic() - started
         source = target.bare_source
         function = find_function(source, target.name)
+        failing = request.failure.lineno or (spectrum.failing_line() if spectrum else None)
+        score = suspicion(spectrum, failing)
+        offset = target.def_lineno - 1  # site lines count from the def line; coverage has file lines
+        edits = []
         scope = Scope.of(function)
-        suspicion = self.localize(request)
-        ranked = []
         for site in scope.sites:
-            score = suspicion(site.line)
+            weight = score(site.line + offset)
             for op in self.operators:
                 for k, new in enumerate(op.edits(site, scope)):
-                    ranked.append(((op.tier, -score, op.prior, site.order, k), op, site, new))
-        ranked.sort(key=lambda item: item[0])
-        seen = {ast.dump(function)}
-        for _, op, site, new in ranked:
-            try:
-                text = splice(source, function, site, new)
-                dump = ast.dump(find_function(text, target.name))
-            except (SyntaxError, ValueError):
-                continue
-            if dump in seen:
-                continue
-            seen.add(dump)
-            yield Candidate(text, origin="engine", operator=op.name, edit_size=1, line=site.line)
+                    edits.append(_Edit((op.tier, -weight, op.prior, site.order, k), op, site, new))
+        edits.sort()
+        stats.edits = len(edits)
+        return Plan(target, source, function, edits, spectrum, stats)
 
     def localize(self, request: Request) -> Suspicion:
-        """How suspicious each line of the definition is (line 1 is the ``def``).
+        """How suspicious each line of the definition is (line 1 is the ``def``), higher first."""
+        with self._worker(request) as worker:
+            spectrum = record(split_checks(request.checks), worker, self.localize_timeout)
+        score = suspicion(spectrum, request.failure.lineno or spectrum.failing_line())
+        offset = request.target.def_lineno - 1
+        return lambda line: score(line + offset)
 
-        Lines nearer the failing line rank first; with no failing line every line ranks alike.
-        """
-        failure, target = request.failure, request.target
-        if failure.lineno is None:
-            return lambda line: 0.0
-        failing = failure.lineno - target.def_lineno + 1
-        return lambda line: 1.0 / (1 + abs(line - failing))
+    def candidate_timeout(self, spectrum: Spectrum | None) -> float:
+        """A multiple of the original's runtime on the checks that finished, within floor and ceiling."""
+        finished = sorted(run.duration for run in spectrum.runs if not run.timed_out) if spectrum else []
+        # The median run times the count: the first run in a fresh worker is slow, and must not set the limit.
+        spent = finished[len(finished) // 2] * len(finished) if finished else 0.0
+        return min(self.time_ceiling, max(self.time_floor, self.time_factor * spent))
+
+    def _search(self, plan: Plan, request: Request, worker: Worker) -> list[Evidence]:
+        stats = plan.stats
+        stats.candidate_timeout = timeout = self.candidate_timeout(plan.spectrum)
+        started = time.monotonic()
+        reserve = min(2.0, max(0.0, request.deadline - started) / 10)  # left for ranking and the session's proof
+        deadline = request.deadline - reserve
+        budget = max(request.max_candidates - len(request.history), 0)
+        found: list[Evidence] = []
+        since_first = 0  # counted, not timed, so that the same inputs give the same neighbourhood
+        for candidate, edit in plan.candidates(lambda: found[0].candidate.edit_size if found else None):
+            if stats.evaluated >= budget or time.monotonic() >= deadline or since_first > self.neighbourhood:
+                break
+            stats.evaluated += 1
+            status, verdict = worker.call("judge", candidate.source, timeout, timeout=timeout + _GRACE)
+            if status != "ok":
+                plan.target.restore()  # an in-process evaluation cut short may not have put it back
+                verdict = {"ok": False, "check": "sandbox", "reason": f"{status} after {timeout:.2g}s"}
+            if request.events:  # the front-end shows every candidate the engine judged
+                emit(request.events, Event("verdict", plan.target.qualname, request.attempt, candidate,
+                                           Verdict(verdict["ok"], verdict["check"], verdict["reason"])))
+            if found:  # a mutant that hangs costs its whole time limit: it uses up more of the neighbourhood
+                since_first += _TIMEOUT_WEIGHT if verdict["check"] == "sandbox" else 1
+            if not verdict["ok"]:
+                continue
+            found.append(Evidence(candidate, edit.op.tier, stats.evaluated))
+            stats.first = stats.first or stats.evaluated
+        stats.plausible = len(found)
+        stats.search_seconds = time.monotonic() - started
+        return found
+
+
+def _judge(target: Target, source: str, checks: Sequence[Check], limit: float) -> dict[str, Any]:
+    """The ``"judge"`` job: whether ``source`` passes every check within ``limit`` seconds, and why not."""
+    started = time.monotonic()
+    try:
+        with time_limit(limit):
+            verdict = evaluate(target, source, checks)
+        if not verdict["ok"] and time.monotonic() - started >= limit:  # a check turned the overrun into a failure
+            raise Overrun
+        return {"ok": bool(verdict["ok"]), "check": verdict["check"], "reason": verdict["reason"]}
+    except Overrun:
+        return {"ok": False, "check": "sandbox", "reason": f"timed out after {limit:.2g}s"}
+    finally:
+        target.restore()  # the limit may have struck while evaluate was putting the original back

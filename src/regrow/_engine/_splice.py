@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from ._operators import Replacement
+from ._edits import Insert, Replacement
 from ._scope import Scope, Site
 
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr,
@@ -57,16 +57,21 @@ def splice(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, site: 
     col, end_col = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", None)
     if not start or end is None or end_col is None:
         return _unparse_with(function, site, new)
-    if isinstance(new, list):
+    if isinstance(new, (list, Insert)):
         head = lines[start - 1].encode()[:col]
         tail = lines[end - 1].encode()[end_col:]
         if head.strip() or (tail.strip() and not tail.strip().startswith(b"#")):
             return _unparse_with(function, site, new)  # shares its line with other code
         indent = head.decode()
+        if isinstance(new, Insert):
+            at = end if new.after else start - 1
+            before = lines[:at]
+            if before and not before[-1].endswith("\n"):  # the last line of a file may have no newline
+                before[-1] += "\n"
+            return "".join([*before, _indented(new.stmts, indent), *lines[at:]])
         if not new and len(getattr(site.parent, site.field)) == 1:
             new = [ast.Pass()]
-        body = "".join(f"{indent}{line}\n" for stmt in new for line in ast.unparse(stmt).splitlines())
-        return "".join([*lines[: start - 1], body, *lines[end:]])
+        return "".join([*lines[: start - 1], _indented(new, indent), *lines[end:]])
     text = ast.unparse(new)
     if _needs_parens(site, new):
         text = f"({text})"
@@ -75,11 +80,20 @@ def splice(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, site: 
     return "".join([*lines[: start - 1], joined.decode(), *lines[end:]])
 
 
+def _indented(stmts: list[ast.stmt], indent: str) -> str:
+    # unparse reads ``lineno`` of assignments (for type comments); built statements have none yet.
+    return "".join(f"{indent}{line}\n" for stmt in stmts
+                   for line in ast.unparse(ast.fix_missing_locations(stmt)).splitlines())
+
+
 def _unparse_with(function: ast.FunctionDef | ast.AsyncFunctionDef, site: Site, new: Replacement) -> str:
     twin = copy.deepcopy(function)
     there = Scope.of(twin).sites[site.order]
     slot = getattr(there.parent, there.field)
-    if isinstance(new, list):
+    if isinstance(new, Insert):
+        at = there.index + 1 if new.after else there.index
+        slot[at:at] = new.stmts
+    elif isinstance(new, list):
         body = new or ([ast.Pass()] if len(slot) == 1 else [])
         slot[there.index : there.index + 1] = body
     elif there.index >= 0:

@@ -1,0 +1,112 @@
+"""``regrow bench``: run a manifest of buggy functions through the repair path and report.
+
+Each task runs in a process of its own (see :mod:`._runner`); the results land in
+``OUT/results.json`` and ``OUT/report.html``, and a summary table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+from .._errors import RegrowError
+from ._manifest import load
+from ._report import summarise, table, write
+from ._runner import Progress, run_tasks
+from ._task import llm_proposer
+
+__all__ = ["configure"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the bench arguments to the ``bench`` subcommand's parser."""
+    parser.add_argument("manifest", help="a manifest TOML file listing [[task]] entries")
+    parser.add_argument("--proposer", choices=("engine", "llm", "chain"), default="engine",
+                        help="who proposes fixes: the built-in engine, an LLM, or the engine then an LLM (engine)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="tasks run at once (CPU count)")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds one task may take before it is killed (60)")
+    parser.add_argument("--model", default=None,
+                        help="model string for --proposer llm or chain, e.g. openai:gpt-5 (keys from the environment)")
+    parser.add_argument("--out", default="bench-results", help="folder for results.json and report.html")
+    parser.add_argument("--task", action="append", default=None, metavar="NAME", help="run only this task (repeatable)")
+    parser.add_argument("--max-candidates", type=int, default=5000, help="candidates one task may try (5000)")
+    parser.add_argument("--seed", type=int, default=0, help="PYTHONHASHSEED of the task processes (0)")
+    parser.set_defaults(run=_bench)
+
+
+def _bench(args: argparse.Namespace, out: TextIO) -> int:
+    suite = load(args.manifest)
+    tasks = [t for t in suite.tasks if not args.task or t.name in args.task]
+    if args.task and len(tasks) != len(set(args.task)):
+        missing = sorted(set(args.task) - {t.name for t in tasks})
+        raise RegrowError(f"no such task in {args.manifest}: {', '.join(missing)}")
+    if args.proposer != "engine":
+        _check_model(args.proposer, args.model)
+    started = time.monotonic()
+    print(f"regrow bench: {suite.name}, {len(tasks)} tasks, {args.jobs} at a time, proposer {args.proposer}", file=out)
+    with _progress(out, len(tasks)) as on_result:
+        results = run_tasks(tasks, proposer=args.proposer, model=args.model, jobs=args.jobs, timeout=args.timeout,
+                            max_candidates=args.max_candidates, seed=args.seed, on_result=on_result)
+    summary = summarise(results)
+    summary["wall_seconds"] = round(time.monotonic() - started, 3)
+    options = {"proposer": args.proposer, "model": args.model, "jobs": args.jobs, "timeout": args.timeout,
+               "seed": args.seed, "max_candidates": args.max_candidates}
+    json_path, html_path = write(Path(args.out), suite.name, options, results, summary)
+    print(table(results, summary), file=out)
+    print(f"wrote {json_path} and {html_path}", file=out)
+    return 0
+
+
+def _check_model(proposer: str, model: str | None) -> None:
+    """Refuse, before any task runs, an LLM run this build or this environment cannot do."""
+    if importlib.util.find_spec("regrow._llm") is None:
+        raise RegrowError(f"--proposer {proposer} needs an LLM proposer, and this build has none "
+                          "(module regrow._llm is missing); use --proposer engine")
+    if not model:
+        raise RegrowError(f"--proposer {proposer} needs --model, e.g. --model openai:gpt-5")
+    llm_proposer(model)  # a missing SDK or API key fails here, once, not in every task
+
+
+@contextmanager
+def _progress(out: TextIO, total: int) -> Iterator[Progress]:
+    """A rich progress bar when rich is installed and ``out`` is a terminal; else a line per task."""
+    lock = threading.Lock()
+    done = [0]
+    try:
+        if not out.isatty():
+            raise ImportError
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        def plain(result: dict[str, Any]) -> None:
+            with lock:
+                done[0] += 1
+                print(f"  [{done[0]:>3}/{total}] {result['name']}: {_label(result)} ({result.get('time', 0):.1f}s)",
+                      file=out, flush=True)
+
+        yield plain
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(file=out)) as bar:
+        job = bar.add_task("tasks", total=total)
+
+        def fancy(result: dict[str, Any]) -> None:
+            with lock:
+                bar.console.print(f"  {result['name']}: {_label(result)} ({result.get('time', 0):.1f}s)")
+                bar.advance(job)
+
+        yield fancy
+
+
+def _label(result: dict[str, Any]) -> str:
+    if result["status"] == "fixed" and result.get("correct") is False:
+        return "fixed (WRONG vs reference)"
+    return str(result["status"])

@@ -1,0 +1,153 @@
+"""What a bench run found: the summary numbers, a text table, ``results.json`` and an HTML report."""
+
+from __future__ import annotations
+
+import html
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+STATUSES = ("fixed", "not-fixed", "nothing-to-fix", "reference-fails", "flaky", "bad-target", "bad-tests", "timeout",
+            "error")
+_COLOURS = {"fixed": "#2e9d4f", "wrong": "#d9822b", "not-fixed": "#c9c9c9", "other": "#7a7a9d"}
+
+
+def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The headline numbers: fix rate on fixable tasks, correctness of fixes, wrong claims, speed."""
+    # Unmarked tasks count as fixable only where a repair was tried: bad input is not a miss.
+    fixable = [r for r in results if r.get("fixable") is True
+               or (r.get("fixable") is None and r["status"] in ("fixed", "not-fixed", "timeout", "error"))]
+    fixed = [r for r in fixable if r["status"] == "fixed"]
+    judged = [r for r in fixed if r.get("correct") is not None]
+    unfixable_claims = [r for r in results if r.get("fixable") is False and r["status"] == "fixed"]
+    wrong_claims = [r for r in unfixable_claims if r.get("correct") is False]
+    engine = [r["engine"] for r in results if r.get("engine")]
+    evaluated = sum(e["evaluated"] for e in engine)
+    seconds = sum(e["search_seconds"] for e in engine)
+    times = [r["time"] for r in results if "time" in r]
+    return {
+        "tasks": len(results),
+        "statuses": dict(Counter(r["status"] for r in results)),
+        "fixable": len(fixable),
+        "fixed": len(fixed),
+        "fixed_percent": _percent(len(fixed), len(fixable)),
+        "correct": sum(bool(r.get("correct")) for r in judged),
+        "judged": len(judged),
+        "correct_percent": _percent(sum(bool(r.get("correct")) for r in judged), len(judged)),
+        "unfixable_claims": len(unfixable_claims),
+        "wrong_claims": len(wrong_claims),
+        "median_seconds": round(statistics.median(times), 3) if times else None,
+        "total_seconds": round(sum(times), 3),
+        "candidates": evaluated,
+        "candidates_per_second": round(evaluated / seconds, 1) if seconds else None,
+    }
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 1) if whole else None
+
+
+def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
+    """A plain-text table, one task a line, and the summary beneath."""
+    rows = [("task", "family", "status", "correct", "operator", "cands", "time")]
+    for r in results:
+        correct = "" if r.get("correct") is None else ("yes" if r["correct"] else "NO")
+        rows.append((r["name"], r.get("family") or "", r["status"], correct, r.get("operator") or "",
+                     str(r.get("candidates", "")), f"{r.get('time', 0):.2f}s"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    s = summary
+    lines += [
+        "",
+        f"fixed {s['fixed']}/{s['fixable']} fixable tasks ({s['fixed_percent']}%); "
+        f"correct vs reference {s['correct']}/{s['judged']} ({s['correct_percent']}%); "
+        f"wrong claims on unfixable tasks: {s['wrong_claims']} (of {s['unfixable_claims']} claims)",
+        f"median {s['median_seconds']}s per task, {s['total_seconds']}s in all; "
+        f"{s['candidates']} candidates at {s['candidates_per_second']}/s; "
+        f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}",
+    ]
+    return "\n".join(lines)
+
+
+def write(out: Path, suite: str, options: dict[str, Any], results: list[dict[str, Any]],
+          summary: dict[str, Any]) -> tuple[Path, Path]:
+    """``results.json`` and ``report.html`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    data = {"suite": suite, "options": options, "summary": summary, "tasks": results}
+    json_path, html_path = out / "results.json", out / "report.html"
+    json_path.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+    html_path.write_text(render_html(suite, summary, results), encoding="utf-8")
+    return json_path, html_path
+
+
+def _outcome(r: dict[str, Any]) -> str:
+    if r["status"] == "fixed":
+        return "wrong" if r.get("correct") is False else "fixed"
+    return "not-fixed" if r["status"] == "not-fixed" else "other"
+
+
+def chart(results: list[dict[str, Any]]) -> str:
+    """An inline SVG: one stacked bar per family (fixed, fixed-but-wrong, not fixed, other status)."""
+    families = list(dict.fromkeys(r.get("family") or "-" for r in results))
+    counts = {f: Counter(_outcome(r) for r in results if (r.get("family") or "-") == f) for f in families}
+    most = max((sum(c.values()) for c in counts.values()), default=1)
+    bar, gap, height, left = 36, 18, 180, 40
+    width = left + len(families) * (bar + gap) + 140
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 50}" '
+             f'role="img" aria-label="outcome per family">']
+    for i, family in enumerate(families):
+        x, y = left + i * (bar + gap), float(height)
+        for kind in ("fixed", "wrong", "not-fixed", "other"):
+            h = height * counts[family][kind] / most
+            if h:
+                y -= h
+                parts.append(f'<rect x="{x}" y="{y:.1f}" width="{bar}" height="{h:.1f}" fill="{_COLOURS[kind]}">'
+                             f'<title>{html.escape(family)}: {counts[family][kind]} {kind}</title></rect>')
+        parts.append(f'<text x="{x + bar / 2}" y="{height + 16}" font-size="11" text-anchor="middle">'
+                     f'{html.escape(family)}</text>')
+    for j, kind in enumerate(("fixed", "wrong", "not-fixed", "other")):
+        x = left + len(families) * (bar + gap) + 10
+        parts.append(f'<rect x="{x}" y="{10 + j * 20}" width="12" height="12" fill="{_COLOURS[kind]}"/>'
+                     f'<text x="{x + 18}" y="{21 + j * 20}" font-size="12">{kind}</text>')
+    parts.append(f'<line x1="{left - 4}" y1="{height}" x2="{width - 150}" y2="{height}" stroke="#444"/></svg>')
+    return "".join(parts)
+
+
+def render_html(suite: str, summary: dict[str, Any], results: list[dict[str, Any]]) -> str:
+    """A self-contained page: summary, chart, and a row per task with its patch."""
+    s = summary
+    rows = []
+    for r in results:
+        patch = f"<details><summary>patch</summary><pre>{html.escape(r['patch'])}</pre></details>" \
+            if r.get("patch") else ""
+        detail = html.escape(r.get("note") or r.get("reason") or "")
+        if r.get("counterexample"):
+            detail += f"<br><em>{html.escape(r['counterexample'])}</em>"
+        correct = "" if r.get("correct") is None else ("yes" if r["correct"] else "<b>no</b>")
+        rows.append(
+            f"<tr class='{_outcome(r)}'><td>{html.escape(r['name'])}</td><td>{html.escape(r.get('family') or '')}</td>"
+            f"<td>{html.escape(r['status'])}</td><td>{correct}</td><td>{html.escape(r.get('operator') or '')}</td>"
+            f"<td>{r.get('candidates', '')}</td><td>{r.get('time', 0):.2f}s</td><td>{detail}{patch}</td></tr>")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>regrow bench: {html.escape(suite)}</title>
+<style>
+body {{ font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }}
+table {{ border-collapse: collapse; }} td, th {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left;
+vertical-align: top; }} tr.fixed td:nth-child(3) {{ color: #2e9d4f; }} tr.wrong td:nth-child(3) {{ color: #d9822b; }}
+pre {{ background: #f6f6f6; padding: 6px; }} .numbers span {{ margin-right: 2em; }}
+</style></head><body>
+<h1>regrow bench: {html.escape(suite)}</h1>
+<p class="numbers"><span>fixed <b>{s['fixed']}/{s['fixable']}</b> ({s['fixed_percent']}%)</span>
+<span>correct vs reference <b>{s['correct']}/{s['judged']}</b> ({s['correct_percent']}%)</span>
+<span>wrong claims on unfixable tasks <b>{s['wrong_claims']}</b></span>
+<span>median <b>{s['median_seconds']}s</b> per task</span>
+<span><b>{s['candidates_per_second']}</b> candidates/s</span></p>
+{chart(results)}
+<table><tr><th>task</th><th>family</th><th>status</th><th>correct</th><th>operator</th><th>candidates</th>
+<th>time</th><th>detail</th></tr>
+{''.join(rows)}
+</table></body></html>
+"""

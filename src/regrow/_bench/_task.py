@@ -1,0 +1,253 @@
+"""One benchmark task, run in a process of its own: ``python -m regrow._bench._task SPEC RESULT``.
+
+The steps, each of which can end the task with a status of its own: load the target
+(``bad-target``), collect its tests (``bad-tests``), run them on the buggy version three times
+(``nothing-to-fix`` when all pass, ``flaky`` when the runs disagree), run them on the reference
+(``reference-fails``), repair (``fixed`` / ``not-fixed``), then judge a fix against the reference
+by differential testing on the tests' inputs and variations of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+import textwrap
+import time
+import traceback
+import types
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .._checks import Check, PytestTests, evaluate
+from .._engine import OPERATORS, Engine
+from .._engine._inputs import Call, behaviour, derive
+from .._engine._localize import Spectrum, record, split_checks, trace
+from .._engine._rank import behaviour_of
+from .._engine._worker import Worker
+from .._errors import RegrowError
+from .._failure import check_failure
+from .._proposer import Proposer
+from .._session import Budget, Session
+from .._target import Target, resolve
+from ._manifest import Task
+
+_BASELINE_RUNS = 3  # runs of the tests on the buggy version: a test that changes its mind is flaky
+_TEST_TIMEOUT = 2.0  # seconds one test may take on the buggy version or the reference
+_TIERS = {op.name: op.tier for op in OPERATORS}
+
+
+class Stop(Exception):
+    """Ends a task early with a status and a reason."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def run_task(task: Task, proposer: str = "engine", model: str | None = None, timeout: float = 60.0,
+             max_candidates: int = 5000) -> dict[str, Any]:
+    """Run one task in this process (which it changes: cwd, ``sys.path``, imported modules)."""
+    started = time.monotonic()
+    result: dict[str, Any] = {"name": task.name, "family": task.family, "fixable": task.fixable, "bug": task.bug,
+                              "status": "error", "reason": ""}
+    try:
+        result.update(_run(task, proposer, model, started + timeout * 0.85, max_candidates))
+    except Stop as stop:
+        result.update(status=stop.status, reason=str(stop))
+    except Exception as exc:
+        result.update(status="error", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=-6))
+    result["time"] = round(time.monotonic() - started, 3)
+    return result
+
+
+def _run(task: Task, proposer: str, model: str | None, deadline: float, max_candidates: int) -> dict[str, Any]:
+    os.chdir(task.root)
+    if task.root not in sys.path:
+        sys.path.insert(0, task.root)
+    target = _load_target(task.target)
+    tests = _load_tests(task)
+    reference = _load_reference(target, task.reference) if task.reference else None
+    with _worker(target, tests, reference) as worker:
+        baseline = _baseline(split_checks([tests]), worker)
+        if reference is not None:
+            _check_reference(worker, len(baseline.runs))
+        result = _repair(target, tests, baseline, _proposers(proposer, model), deadline, max_candidates)
+        if result["status"] == "fixed" and reference is not None:
+            result.update(_judge(worker, result.pop("source"), baseline))
+    result.pop("source", None)
+    return result
+
+
+def _worker(target: Target, tests: PytestTests, reference: tuple[str, types.FunctionType] | None) -> Worker:
+    """A worker that runs the tests on the buggy version, the reference and a fix, and compares them."""
+    fine = split_checks([tests])
+    ref_source, ref = reference or ("", None)
+
+    def on_reference() -> dict[str, Any]:
+        try:
+            return evaluate(target, ref_source, [tests])
+        finally:
+            target.restore()
+
+    def differential(fix: str, calls: list[Call]) -> tuple[list[str], list[str]]:
+        return behaviour(ref, calls) if ref else [], behaviour_of(target, fix, calls)
+
+    return Worker({"trace": lambda index: trace(target, fine[index], _TEST_TIMEOUT), "reference": on_reference,
+                   "differential": differential})
+
+
+def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: list[Proposer], deadline: float,
+            max_candidates: int) -> dict[str, Any]:
+    failing = baseline.failing[0]
+    failure = check_failure("test", target.func, failing.reason, lineno=failing.failing_line)
+    budget = Budget(max_candidates=max_candidates, timeout=max(deadline - time.monotonic(), 1.0),
+                    candidate_timeout=max(2.0, 20 * baseline.passing_time()))
+    outcome = Session(target, failure, [tests], proposers, budget=budget).run(install=False)
+    stats = next((p.last_stats.as_dict() for p in proposers if isinstance(p, Engine)), {})
+    result: dict[str, Any] = {"engine": stats, "candidates": stats.get("evaluated", 0) or outcome.candidates,
+                              "session_candidates": outcome.candidates}
+    if not outcome.ok or outcome.fix is None:
+        return {**result, "status": "not-fixed", "reason": outcome.reason}
+    fix = outcome.fix
+    return {**result, "status": "fixed", "patch": outcome.diff, "operator": fix.operator,
+            "tier": _TIERS.get(fix.operator), "note": fix.note, "confidence": _confidence(fix.note),
+            "edit_size": fix.edit_size, "source": fix.source}
+
+
+def _load_target(ref: str) -> Target:
+    try:
+        return Target.from_ref(ref)
+    except SyntaxError as exc:
+        raise Stop("bad-target", f"syntax error in {exc.filename or ref}, line {exc.lineno}: {exc.msg}") from exc
+    except Exception as exc:
+        raise Stop("bad-target", f"cannot load {ref}: {type(exc).__name__}: {exc}") from exc
+
+
+def _load_tests(task: Task) -> PytestTests:
+    try:
+        tests = PytestTests(task.tests, rootdir=task.root)
+        tests.collect()
+    except Exception as exc:
+        raise Stop("bad-tests", str(exc)) from exc
+    return tests
+
+
+def _baseline(checks: list[Check], worker: Worker) -> Spectrum:
+    """The tests' verdicts on the buggy version, run several times; the first run's evidence."""
+    runs = [record(checks, worker, _TEST_TIMEOUT) for _ in range(_BASELINE_RUNS)]
+    verdicts = [{run.check: run.passed for run in spectrum.runs} for spectrum in runs]
+    changed = sorted(name for name in verdicts[0] if len({v.get(name) for v in verdicts}) > 1)
+    if changed:
+        raise Stop("flaky", f"{len(changed)} test(s) changed verdict between identical runs: {', '.join(changed)}")
+    first = runs[0]
+    if not first.failing:
+        raise Stop("nothing-to-fix", f"all {len(first.runs)} tests pass on the buggy version")
+    return first
+
+
+def _load_reference(target: Target, reference: str) -> tuple[str, types.FunctionType]:
+    try:
+        return _reference_source(target, reference)
+    except Stop:
+        raise
+    except Exception as exc:
+        raise Stop("bad-target", f"cannot load the reference {reference}: {type(exc).__name__}: {exc}") from exc
+
+
+def _reference_source(target: Target, reference: str) -> tuple[str, types.FunctionType]:
+    """The reference's definition, renamed to the target's name, and the reference function."""
+    func = resolve(reference)
+    if not isinstance(func, types.FunctionType):
+        raise Stop("bad-target", f"the reference {reference} is not a plain function")
+    tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    node.name, node.decorator_list = target.name, []
+    # Names the reference reads from its own module (imports, helpers) must exist beside the target.
+    names = {name for code in _codes(func.__code__) for name in code.co_names}
+    for name in sorted(names):
+        if name in func.__globals__ and name not in target.func.__globals__:
+            target.func.__globals__[name] = func.__globals__[name]
+    return ast.unparse(node), func
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _check_reference(worker: Worker, tests: int) -> None:
+    status, verdict = worker.call("reference", timeout=_TEST_TIMEOUT * max(tests, 1) + 1.0)
+    if status == "timeout":
+        raise Stop("reference-fails", "the tests hang on the reference")
+    if status != "ok":
+        raise Stop("reference-fails", f"the tests cannot run on the reference: {verdict}")
+    if not verdict["ok"]:
+        raise Stop("reference-fails", f"the tests fail on the reference: {verdict['reason']}")
+
+
+def _judge(worker: Worker, fix: str, baseline: Spectrum) -> dict[str, Any]:
+    """Differential testing of the fix against the reference on the tests' inputs and variations."""
+    given = baseline.calls()
+    calls = [*given, *derive(given, limit=200)]
+    status, value = worker.call("differential", fix, calls, timeout=0.5 * len(calls) + 5.0)
+    if status != "ok":
+        return {"correct": None, "agreement": f"not judged: {status} {value or ''}".strip()}
+    expected, got = value
+    compared = [(c, e, g) for c, e, g in zip(calls, expected, got, strict=True) if e != "timeout"]
+    wrong = [(c, e, g) for c, e, g in compared if e != g]
+    verdict: dict[str, Any] = {"correct": not wrong, "agreement": f"{len(compared) - len(wrong)}/{len(compared)}"}
+    if wrong:
+        verdict["counterexample"] = _counterexample(*wrong[0])
+    return verdict
+
+
+def _counterexample(call: Call, expected: str, got: str) -> str:
+    args = ", ".join([*(repr(a)[:80] for a in call.args), *(f"{k}={v!r}"[:80] for k, v in call.kwargs.items())])
+    return f"f({args}): reference {expected[:200]}, fix {got[:200]}"
+
+
+def _confidence(note: str) -> float | None:
+    match = re.search(r"confidence ([0-9.]+)", note)
+    return float(match.group(1)) if match else None
+
+
+def _proposers(name: str, model: str | None) -> list[Proposer]:
+    if name == "engine":
+        return [Engine()]
+    llm = llm_proposer(model or "")
+    return [llm] if name == "llm" else [Engine(), llm]
+
+
+def llm_proposer(model: str) -> Proposer:
+    """The LLM proposer for a model string; :class:`RegrowError` when this build or environment has none."""
+    try:
+        llm = importlib.import_module("regrow._llm")
+    except ImportError as exc:
+        raise RegrowError("no LLM proposer in this build (module regrow._llm is missing)") from exc
+    proposer: Proposer = llm.proposer_for(model)
+    return proposer
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    spec_path, result_path = (argv if argv is not None else sys.argv[1:])[:2]
+    with open(spec_path, encoding="utf-8") as file:
+        spec = json.load(file)
+    # Tests and candidates may print; keep this process's stdout for nothing but errors of the harness.
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        result = run_task(Task.from_dict(spec["task"]), spec["proposer"], spec.get("model"), spec["timeout"],
+                          spec["max_candidates"])
+    with open(result_path, "w", encoding="utf-8") as file:
+        json.dump(result, file, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

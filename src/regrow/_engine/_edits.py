@@ -1,0 +1,134 @@
+"""What an operator is and what it produces: one edit at one site of the function.
+
+An operator looks at one :class:`Site` and yields replacements: an expression for an expression
+site, a list of statements for a statement site (an empty list deletes it), or an :class:`Insert`
+of new statements beside a statement site. ``tier`` orders families (1 core mutations, 2 fix
+templates, 3 expression copy, 4 statement edits); ``prior`` orders operators inside a tier, lower
+first.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator
+from typing import Protocol
+
+from ._scope import Scope, Site
+
+TIER_NAMES = {1: "core", 2: "template", 3: "copy", 4: "statement"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Insert:
+    """New statements put before (or, with ``after``, after) a statement site, which stays."""
+
+    stmts: list[ast.stmt]
+    after: bool = False
+
+
+Replacement = ast.expr | list[ast.stmt] | Insert
+
+
+class Operator(Protocol):
+    name: str
+    tier: int
+    prior: int
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]: ...
+
+
+def with_fields(node: ast.AST, **fields: object) -> ast.AST:
+    """A shallow copy of ``node`` with some fields replaced."""
+    new = copy.copy(node)
+    for key, value in fields.items():
+        setattr(new, key, value)
+    return new
+
+
+def load(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
+
+
+def call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(load(func), list(args), [])
+
+
+def plus(expr: ast.expr, delta: int) -> ast.expr:
+    """``expr + delta`` (folded into a literal where ``expr`` is an int literal)."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is int:
+        return ast.Constant(expr.value + delta)
+    op: ast.operator = ast.Add() if delta > 0 else ast.Sub()
+    return ast.BinOp(expr, op, ast.Constant(abs(delta)))
+
+
+def names_in(node: ast.AST) -> list[str]:
+    """The names ``node`` reads or writes, in order of first appearance."""
+    return list(dict.fromkeys(n.id for n in ast.walk(node) if isinstance(n, ast.Name)))
+
+
+def rename(node: ast.AST, old: str, new: str) -> ast.AST:
+    """A deep copy of ``node`` with every occurrence of the name ``old`` renamed to ``new``."""
+    twin = copy.deepcopy(node)
+    for child in ast.walk(twin):
+        if isinstance(child, ast.Name) and child.id == old:
+            child.id = new
+    return twin
+
+
+def in_condition(site: Site) -> bool:
+    """Whether the site is a condition: an ``if``/``while``/``assert`` test, a filter, a ternary's test."""
+    parent = site.parent
+    if site.field == "test" and isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return True
+    return site.field == "ifs" and isinstance(parent, ast.comprehension)
+
+
+def is_value(site: Site) -> bool:
+    """Whether the site holds a computed value worth arithmetic: a returned, assigned or compared one."""
+    if not isinstance(site.node, ast.expr) or isinstance(getattr(site.node, "ctx", None), (ast.Store, ast.Del)):
+        return False
+    if isinstance(site.node, (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Lambda)):
+        return False
+    parent, field = site.parent, site.field
+    return (
+        (isinstance(parent, (ast.Return, ast.Assign, ast.AugAssign)) and field == "value")
+        or isinstance(parent, ast.Compare)
+        or (isinstance(parent, ast.Subscript) and field == "slice" and not isinstance(site.node, ast.Slice))
+    )
+
+
+def _label(node: ast.AST) -> str:
+    for field in ("id", "attr", "arg", "value", "name"):
+        value = getattr(node, field, None)
+        if isinstance(value, (str, int, float, bool, bytes)) or (field == "value" and value is None
+                                                                  and isinstance(node, ast.Constant)):
+            return f"{type(node).__name__}:{value!r}"
+    return type(node).__name__
+
+
+def _labels(nodes: list[ast.AST]) -> Counter[str]:
+    return Counter(
+        _label(n) for root in nodes for n in ast.walk(root) if not isinstance(n, (ast.expr_context, ast.Pass))
+    )
+
+
+class EditSizes:
+    """How many AST nodes an edit changes: the larger of the nodes added and the nodes removed.
+
+    The labels of each replaced node are counted once, however many edits replace it.
+    """
+
+    def __init__(self) -> None:
+        self._before: dict[int, Counter[str]] = {}
+
+    def __call__(self, site: Site, new: Replacement) -> int:
+        if isinstance(new, Insert):
+            return sum(_labels(list(new.stmts)).values())
+        before = self._before.get(site.order)
+        if before is None:
+            before = self._before[site.order] = _labels([site.node])
+        after = _labels(list(new) if isinstance(new, list) else [new])
+        return max(sum((after - before).values()), sum((before - after).values()), 1)

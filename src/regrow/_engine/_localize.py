@@ -1,0 +1,274 @@
+"""Fault localization: which lines of the target the failing checks run and the passing ones do not.
+
+Each check (each collected test, for a pytest check) runs on the original function with line
+coverage limited to the target's own code objects — ``sys.monitoring`` on 3.12+, a ``sys.settrace``
+hook that traces only those code objects before. Lines are scored with Ochiai over failing vs
+passing checks; ties, and functions no check reaches, fall back to distance from the failing line.
+The same runs record the calls the checks made (the inputs the overfitting guard varies) and how
+long the original takes on passing checks (the basis of the per-candidate time limit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import pickle
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from .._checks import Check, CheckFailed, evaluating
+from .._target import Target
+from ._inputs import Call, arguments_of
+from ._worker import Overrun, Worker, time_limit
+
+_MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memory
+_GRACE = 0.5  # seconds past a check's own limit before the worker is killed
+
+
+@dataclasses.dataclass
+class Run:
+    """One check on the original function."""
+
+    check: str
+    passed: bool
+    lines: frozenset[int]  # file lines of the target that ran
+    duration: float
+    calls: list[Call]
+    timed_out: bool = False
+    failing_line: int | None = None  # file line in the target where it raised, if it did
+    reason: str = ""  # why it failed
+
+
+@dataclasses.dataclass
+class Spectrum:
+    """Every check's run on the original, and what follows from them."""
+
+    runs: list[Run]
+
+    @property
+    def failing(self) -> list[Run]:
+        return [run for run in self.runs if not run.passed]
+
+    @property
+    def passing(self) -> list[Run]:
+        return [run for run in self.runs if run.passed]
+
+    def ochiai(self) -> dict[int, float]:
+        """Each covered file line's Ochiai score: failed(l) / sqrt(total failed * (failed(l) + passed(l)))."""
+        failed_total = len(self.failing)
+        scores: dict[int, float] = {}
+        lines = sorted({line for run in self.runs for line in run.lines})
+        for line in lines:
+            failed = sum(line in run.lines for run in self.failing)
+            passed = sum(line in run.lines for run in self.passing)
+            scores[line] = failed / math.sqrt(failed_total * (failed + passed)) if failed else 0.0
+        return scores
+
+    def failing_line(self) -> int | None:
+        return next((run.failing_line for run in self.failing if run.failing_line), None)
+
+    def calls(self, passing_only: bool = False) -> list[Call]:
+        """Distinct recorded calls, in order (from passing checks only, if asked)."""
+        runs = self.passing if passing_only else self.runs
+        seen: dict[str, Call] = {}
+        for run in runs:
+            for call in run.calls:
+                seen.setdefault(call.key(), call)
+        return list(seen.values())
+
+    def passing_time(self) -> float:
+        return sum(run.duration for run in self.passing)
+
+
+def suspicion(spectrum: Spectrum | None, failing_line: int | None) -> Callable[[int], float]:
+    """A score per file line, higher first: Ochiai, then nearness to the failing line as a tie-break."""
+    scores = spectrum.ochiai() if spectrum is not None else {}
+
+    def score(line: int) -> float:
+        near = 1.0 / (1 + abs(line - failing_line)) if failing_line is not None else 0.0
+        return scores.get(line, 0.0) + 1e-3 * near
+
+    return score
+
+
+def code_objects(code: types.CodeType) -> set[types.CodeType]:
+    """The function's code and every code object nested in it (comprehensions, lambdas, inner functions)."""
+    found = {code}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= code_objects(const)
+    return found
+
+
+def split_checks(checks: Sequence[Check]) -> list[Check]:
+    """Checks at the finest grain they offer (one per test for a pytest check), cheapest first."""
+    fine: list[Check] = []
+    for check in sorted(checks, key=lambda c: c.cost):
+        split = getattr(check, "split", None)
+        fine.extend(split() if callable(split) else [check])
+    return fine
+
+
+def record(checks: Sequence[Check], worker: Worker, timeout: float = 1.0, deadline: float | None = None) -> Spectrum:
+    """Run each check (by its index in ``checks``) on the original under coverage, in the worker's
+    ``"trace"`` job (see :func:`trace`); a time limit on each, and overall."""
+    runs = []
+    for index, check in enumerate(checks):
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        status, value = worker.call("trace", index, timeout=timeout + _GRACE)
+        if status == "ok" and isinstance(value, Run):
+            runs.append(value)
+        else:  # killed: coverage lost, but it still counts as a failing check
+            reason = f"{check.name} timed out after {timeout:g}s" if status == "timeout" else str(value)
+            runs.append(Run(check.name, False, frozenset(), timeout, [], timed_out=True, reason=reason))
+    return Spectrum(runs)
+
+
+def trace(target: Target, check: Check, limit: float) -> Run:
+    """The ``"trace"`` job: run ``check`` on the original function under coverage, for ``limit`` seconds."""
+    live = target.func
+    saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
+    tracer = _Tracer(target.original_code)
+    failure: BaseException | None = None
+    timed_out = False
+    started = time.perf_counter()
+    try:
+        # evaluating(): a failure inside a check must not start a nested repair
+        with evaluating(), time_limit(limit), tracer.tracing():
+            check(live)
+    except Overrun:
+        timed_out = True
+    except BaseException as exc:  # SandboxTimeout included: the in-process fallback's limit
+        failure = exc
+    finally:
+        live.__code__, live.__defaults__, live.__kwdefaults__ = saved
+    duration = time.perf_counter() - started
+    reason = f"{check.name} timed out after {limit:g}s" if timed_out else _reason(failure)
+    failing_line = _line_in(target, failure) if failure is not None else None
+    return Run(check.name, failure is None and not timed_out, frozenset(tracer.lines), duration,
+               _picklable(tracer.calls), timed_out, failing_line, reason)
+
+
+def _picklable(calls: list[Call]) -> list[Call]:
+    kept = []
+    for call in calls:
+        with contextlib.suppress(Exception):
+            pickle.dumps(call)
+            kept.append(call)
+    return kept
+
+
+def _reason(failure: BaseException | None) -> str:
+    if failure is None:
+        return ""
+    if isinstance(failure, CheckFailed):
+        return str(failure)
+    return f"raised {type(failure).__name__}: {failure}"
+
+
+def _line_in(target: Target, exc: BaseException) -> int | None:
+    location = getattr(exc, "location", None)
+    frames = [(f.filename, f.lineno) for f in traceback.extract_tb(exc.__traceback__)]
+    filename = target.original_code.co_filename
+    for name, line in [*reversed(frames), *([location] if location else [])]:
+        if name == filename and line is not None and target.def_lineno <= line <= _last_line(target):
+            return int(line)
+    return None
+
+
+def _last_line(target: Target) -> int:
+    return target.lineno + len(target.source.splitlines()) - 1
+
+
+class _Tracer:
+    """Line coverage and call arguments for one function's code objects, nothing else."""
+
+    def __init__(self, code: types.CodeType) -> None:
+        self.main = code
+        self.codes = code_objects(code)
+        self.lines: set[int] = set()
+        self.calls: list[Call] = []
+
+    def entered(self, frame: types.FrameType) -> None:
+        """Record the arguments of an outermost call (recursive calls add nothing new)."""
+        if frame.f_code is not self.main or len(self.calls) >= _MAX_CALLS:
+            return
+        caller = frame.f_back
+        while caller is not None:
+            if caller.f_code is self.main:
+                return
+            caller = caller.f_back
+        with contextlib.suppress(Exception):  # an argument that cannot be copied: keep the coverage anyway
+            self.calls.append(arguments_of(self.main, dict(frame.f_locals)))
+
+    @contextlib.contextmanager
+    def tracing(self) -> Iterator[None]:
+        if sys.version_info >= (3, 12):
+            with _monitoring(self):
+                yield
+        else:
+            with _settrace(self):
+                yield
+
+
+@contextlib.contextmanager
+def _settrace(tracer: _Tracer) -> Iterator[None]:
+    lines, codes = tracer.lines, tracer.codes
+
+    def local(frame: types.FrameType, event: str, arg: object) -> Any:
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return local
+
+    def global_(frame: types.FrameType, event: str, arg: object) -> Any:
+        if frame.f_code not in codes:
+            return None  # not ours: no line events for it
+        tracer.entered(frame)
+        lines.add(frame.f_lineno)
+        return local
+
+    previous = sys.gettrace()
+    sys.settrace(global_)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
+@contextlib.contextmanager
+def _monitoring(tracer: _Tracer) -> Iterator[None]:  # pragma: no cover - Python 3.12+
+    monitoring: Any = getattr(sys, "monitoring")  # noqa: B009 - typed for 3.10, where it does not exist
+    events = monitoring.events
+    tool = next((t for t in range(1, 6) if monitoring.get_tool(t) is None), None)
+    if tool is None:  # every tool id taken (a debugger and coverage at once): settle for settrace
+        with _settrace(tracer):
+            yield
+        return
+    monitoring.use_tool_id(tool, "regrow")
+
+    def on_line(code: types.CodeType, line: int) -> Any:
+        tracer.lines.add(line)
+        return monitoring.DISABLE  # one hit per line is all coverage needs
+
+    def on_start(code: types.CodeType, offset: int) -> Any:
+        tracer.entered(sys._getframe(1))
+
+    monitoring.register_callback(tool, events.LINE, on_line)
+    monitoring.register_callback(tool, events.PY_START, on_start)
+    for code in tracer.codes:
+        monitoring.set_local_events(tool, code, events.LINE | events.PY_START)
+    monitoring.restart_events()
+    try:
+        yield
+    finally:
+        for code in tracer.codes:
+            monitoring.set_local_events(tool, code, 0)
+        monitoring.register_callback(tool, events.LINE, None)
+        monitoring.register_callback(tool, events.PY_START, None)
+        monitoring.free_tool_id(tool)

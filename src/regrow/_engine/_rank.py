@@ -1,0 +1,114 @@
+"""The overfitting guard: order the candidates that pass every check by how likely they are right.
+
+Weak tests let wrong patches pass. Among passing candidates prefer, in this order: one that never
+raises (or hangs) where the original returned normally; the smallest edit; core before template
+before copy before statement edits; the most agreement with the original on inputs where the
+original returned — the tests' own inputs and small variations of them, where a bug that the
+tests pinned down rarely shows; then the search order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .._candidate import Candidate
+from .._target import Target
+from ._edits import TIER_NAMES
+from ._inputs import Call, behaviour, derive, returned
+from ._localize import Spectrum
+from ._worker import Worker
+
+_MAX_INPUTS = 80
+_CALL_LIMIT = 0.25  # seconds one call may take on a compared input
+
+
+@dataclasses.dataclass
+class Evidence:
+    """Why a plausible candidate ranks where it does."""
+
+    candidate: Candidate
+    tier: int
+    order: int  # position in the search order
+    agree: int = 0  # inputs where it behaves as the original did
+    compared: int = 0  # inputs where the original returned normally
+    raised: int = 0  # inputs where it raised or hung and the original returned
+    confidence: float = 0.0
+
+    def key(self) -> tuple[bool, int, int, float, int]:
+        ratio = self.agree / self.compared if self.compared else 1.0
+        return (self.raised > 0, self.candidate.edit_size, self.tier, -ratio, self.order)
+
+    def note(self, rank: int, total: int) -> str:
+        agreement = f"agrees with the original on {self.agree}/{self.compared} inputs" if self.compared else \
+            "no inputs to compare"
+        raised = f", raises where it returned on {self.raised}" if self.raised else ""
+        return (f"rank {rank}/{total}; edit size {self.candidate.edit_size}; {TIER_NAMES.get(self.tier, '?')}; "
+                f"{agreement}{raised}; confidence {self.confidence:.2f}")
+
+
+def guard_inputs(spectrum: Spectrum | None) -> list[Call]:
+    """The calls to compare on: those of passing checks (all checks if none passed) and variations."""
+    if spectrum is None:
+        return []
+    given = spectrum.calls(passing_only=True) or spectrum.calls()
+    return [*given, *derive(given)][:_MAX_INPUTS]
+
+
+@contextmanager
+def installed(target: Target, source: str) -> Iterator[Callable[..., Any]]:
+    """``source`` running in the live function (recursive calls included), the original put back after."""
+    live = target.func
+    saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
+    fn = target.compile(source)
+    try:
+        yield live if target.install(fn) == "code" else fn
+    finally:
+        live.__code__, live.__defaults__, live.__kwdefaults__ = saved
+
+
+def behaviour_of(target: Target, source: str | None, calls: Sequence[Call]) -> list[str]:
+    """The ``"behaviour"`` job: signatures of the original (``source`` None) or a candidate on ``calls``."""
+    if source is None:
+        return behaviour(target.func, calls, _CALL_LIMIT)
+    with installed(target, source) as fn:
+        return behaviour(fn, calls, _CALL_LIMIT)
+
+
+def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -> list[Evidence]:
+    """``found`` measured against the original and sorted best first, each with a confidence."""
+    calls = guard_inputs(spectrum)
+    limit = _CALL_LIMIT * len(calls) + 1.0
+    status, original = worker.call("behaviour", None, calls, timeout=limit)
+    if status != "ok":  # the original itself hangs on them: no evidence to rank by
+        original = ["timeout"] * len(calls)
+    kept = [(call, outcome) for call, outcome in zip(calls, original, strict=True) if returned(outcome)]
+    behaviours: list[list[str]] = []
+    for evidence in found:
+        status, outcomes = worker.call("behaviour", evidence.candidate.source, [c for c, _ in kept], timeout=limit)
+        if status != "ok":
+            outcomes = ["timeout"] * len(kept)
+        behaviours.append(outcomes)
+        evidence.compared = len(kept)
+        evidence.agree = sum(mine == theirs for mine, (_, theirs) in zip(outcomes, kept, strict=True))
+        evidence.raised = sum(not returned(mine) for mine in outcomes)
+    distinct = max(len({tuple(b) for b in behaviours}), 1)
+    for evidence in found:
+        evidence.confidence = _confidence(evidence, distinct)
+    return sorted(found, key=Evidence.key)
+
+
+def _confidence(evidence: Evidence, distinct: int) -> float:
+    """A heuristic in [0, 1]: high for a small core edit that keeps the original's behaviour elsewhere
+    and has no rival that behaves differently; low for one that raises where the original did not."""
+    ratio = evidence.agree / evidence.compared if evidence.compared else 0.5
+    value = 0.4 + 0.5 * ratio
+    value += {1: 0.08, 2: 0.0, 3: -0.08, 4: -0.12}.get(evidence.tier, 0.0)
+    value -= 0.02 * max(evidence.candidate.edit_size - 1, 0)
+    if evidence.raised:
+        value *= 0.4
+    if distinct > 1:  # passing candidates that disagree with each other: the tests do not decide
+        value *= 0.85
+    return round(min(max(value, 0.05), 0.99), 2)

@@ -1,0 +1,183 @@
+"""Tier 2, fix templates: the shapes human fixes often take — a guard, a clamp, a slice, a term."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+from ._edits import Operator, Replacement, call, in_condition, is_value, load, names_in
+from ._scope import Scope, Site
+
+_RETURN_LITERALS: Sequence[str | int | float | None] = (None, 0, 1, -1, True, False, "", 0.0)
+_COMPARISONS: Sequence[type[ast.cmpop]] = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+# Where an iterable is consumed whole, so ``x[1:]`` could be the missing skip.
+_CONSUMERS = frozenset({"sum", "len", "sorted", "list", "set", "tuple", "enumerate", "zip", "min", "max", "any",
+                        "all", "reversed", "join"})
+
+
+def _related(node: ast.AST, scope: Scope) -> list[str]:
+    """The variables a template may draw on: those ``node`` uses first, then the rest."""
+    used = [name for name in names_in(node) if name in scope.variables]
+    return used + [name for name in scope.variables if name not in used]
+
+
+class GuardClause:
+    """``c`` → ``c or x is None``, ``x is not None and c``, ``c or not x``, ``not x or c``, ``c and x``."""
+
+    name, tier, prior = "guard", 2, 0
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.expr) or not in_condition(site):
+            return
+        for var in _related(node, scope):
+            x = load(var)
+            yield ast.BoolOp(ast.Or(), [node, ast.Compare(x, [ast.Is()], [ast.Constant(None)])])
+            yield ast.BoolOp(ast.And(), [ast.Compare(x, [ast.IsNot()], [ast.Constant(None)]), node])
+            yield ast.BoolOp(ast.Or(), [node, ast.UnaryOp(ast.Not(), x)])
+            yield ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), x), node])
+            yield ast.BoolOp(ast.And(), [node, x])
+            yield ast.BoolOp(ast.And(), [x, node])
+
+
+class NegateCondition:
+    name, tier, prior = "negate", 2, 0
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        if isinstance(site.node, ast.expr) and in_condition(site):
+            yield ast.UnaryOp(ast.Not(), site.node)
+
+
+class Clamp:
+    """``e`` → ``max(0, e)``, ``min(e, bound)`` for a value ``e`` and a variable ``bound``."""
+
+    name, tier, prior = "clamp", 2, 1
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.expr) or not is_value(site) or isinstance(node, ast.Constant):
+            return
+        yield call("max", ast.Constant(0), node)
+        for bound in _related(node, scope):
+            if bound not in names_in(node):
+                yield call("min", node, load(bound))
+                yield call("max", node, load(bound))
+
+
+class SliceIterable:
+    """``x`` → ``x[1:]``, ``x[:-1]``, ``x[::-1]``, ``x[k:]``, ``x[:k]`` where ``x`` is iterated or consumed."""
+
+    name, tier, prior = "slice", 2, 1
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) or not _iterated(site):
+            return
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            return
+        for lower, upper, step in ((1, None, None), (None, -1, None), (None, None, -1)):
+            yield _slice(node, *(None if v is None else ast.Constant(v) for v in (lower, upper, step)))
+        for var in scope.variables:
+            if var not in names_in(node):
+                yield _slice(node, load(var), None, None)
+                yield _slice(node, None, load(var), None)
+
+
+def _iterated(site: Site) -> bool:
+    parent = site.parent
+    if site.field == "iter" and isinstance(parent, (ast.For, ast.comprehension)):
+        return True
+    if isinstance(parent, ast.Return):
+        return True
+    if isinstance(parent, ast.Call) and site.field == "args":
+        func = parent.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        return name in _CONSUMERS
+    return False
+
+
+def _slice(node: ast.expr, lower: ast.expr | None, upper: ast.expr | None, step: ast.expr | None) -> ast.expr:
+    return ast.Subscript(node, ast.Slice(lower, upper, step), ast.Load())
+
+
+class AddTerm:
+    """``e`` → ``e + v``, ``e - v`` for a variable ``v`` in scope."""
+
+    name, tier, prior = "add-term", 2, 2
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.expr) or not is_value(site):
+            return
+        for var in _related(node, scope):
+            if var not in names_in(node):
+                yield ast.BinOp(node, ast.Add(), load(var))
+                yield ast.BinOp(node, ast.Sub(), load(var))
+
+
+class SquareOrAbs:
+    name, tier, prior = "square-abs", 2, 2
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if isinstance(node, ast.expr) and is_value(site) and not isinstance(node, ast.Constant):
+            yield call("abs", node)
+            yield ast.BinOp(node, ast.Pow(), ast.Constant(2))
+
+
+class BoolReturnComparison:
+    """``return True`` → ``return a < b`` (and the other comparisons) over variables in scope."""
+
+    name, tier, prior = "bool-return", 2, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not (isinstance(node, ast.Return) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, bool)):
+            return
+        for var in scope.variables:
+            yield [ast.Return(load(var))]
+            yield [ast.Return(ast.UnaryOp(ast.Not(), load(var)))]
+        for a in scope.variables:
+            for b in scope.variables:
+                if a != b:
+                    for op in _COMPARISONS:
+                        yield [ast.Return(ast.Compare(load(a), [op()], [load(b)]))]
+
+
+class ConcatReturn:
+    """``return e`` → ``return e + v``, ``v + e``, ``e + [v]``, ``[v] + e``."""
+
+    name, tier, prior = "concat-return", 2, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.Return) or node.value is None or isinstance(node.value, ast.Constant):
+            return
+        value = node.value
+        for var in scope.variables:
+            if var not in names_in(value):
+                x = load(var)
+                yield [ast.Return(ast.BinOp(value, ast.Add(), x))]
+                yield [ast.Return(ast.BinOp(x, ast.Add(), value))]
+                yield [ast.Return(ast.BinOp(value, ast.Add(), ast.List([x], ast.Load())))]
+                yield [ast.Return(ast.BinOp(ast.List([x], ast.Load()), ast.Add(), value))]
+
+
+class ReturnLiteral:
+    name, tier, prior = "return-literal", 2, 4
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.Return):
+            return
+        current = node.value.value if isinstance(node.value, ast.Constant) else object()
+        for literal in _RETURN_LITERALS:
+            if literal is not current and not (type(literal) is type(current) and literal == current):
+                yield [ast.Return(ast.Constant(literal))]
+
+
+TEMPLATES: list[Operator] = [
+    GuardClause(), NegateCondition(), Clamp(), SliceIterable(), AddTerm(), SquareOrAbs(), BoolReturnComparison(),
+    ConcatReturn(), ReturnLiteral(),
+]

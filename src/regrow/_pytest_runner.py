@@ -1,0 +1,224 @@
+"""Pytest tests collected once and then run many times in this process.
+
+Starting pytest costs a quarter of a second; calling an already collected test function costs
+microseconds. A :class:`Suite` configures pytest and collects once, then runs single tests on
+demand: plain test functions (no fixtures other than direct ``parametrize`` arguments, no marks
+that change the outcome) are called directly, everything else goes through pytest's own
+setup/call/teardown protocol. The live function objects the tests imported are shared with
+regrow, so a candidate swapped into ``__code__`` is what the tests call.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import copy
+import dataclasses
+import inspect
+import io
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._errors import CheckError
+from ._redact import redact_text
+from ._sandbox import SandboxTimeout
+
+_SLOW_MARKS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
+
+
+@dataclasses.dataclass(frozen=True)
+class TestResult:
+    """How one test went; ``reason`` says why it failed (``"<node id> failed: <first line>"``)."""
+
+    __test__ = False
+    nodeid: str
+    passed: bool
+    reason: str = ""
+    location: tuple[str, int] | None = None
+    skipped: bool = False
+
+
+class _CollectErrors:
+    """A pytest plugin that keeps the collection errors, which pytest would otherwise only print."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            lines = str(report.longrepr).strip().splitlines() or ["collection failed"]
+            self.errors.append(redact_text(f"{report.nodeid}: {lines[-1]}"))
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        yield
+
+
+class Suite:
+    """A pytest configuration with its tests collected, kept open to run them again and again."""
+
+    def __init__(self, node_ids: Sequence[str], rootdir: Path | None) -> None:
+        try:
+            import pytest
+            from _pytest.config import _prepareconfig
+        except ImportError as exc:
+            raise CheckError("pytest node ids need pytest: pip install 'regrow[pytest]'") from exc
+        errors = _CollectErrors()
+        root = ["--rootdir", str(rootdir)] if rootdir else []
+        # -s: the runner captures output itself; the terminal reporter would hold on to our stdout.
+        args = [*node_ids, *root, "-q", "-s", "-p", "no:cacheprovider", "-p", "no:faulthandler", "--no-header"]
+        self._lock = threading.Lock()
+        with _quiet():
+            try:
+                self.config = _prepareconfig(args, plugins=[errors])
+                self.config._do_configure()
+                self.session = pytest.Session.from_config(self.config)
+                self.config.hook.pytest_sessionstart(session=self.session)
+                self.config.hook.pytest_collection(session=self.session)
+            except Exception as exc:  # a usage error, a missing node id, a broken conftest
+                self.close()
+                raise CheckError(f"cannot collect {' '.join(node_ids)}: {exc}") from exc
+        if errors.errors:
+            self.close()
+            raise CheckError(f"cannot collect {' '.join(node_ids)}: {'; '.join(errors.errors)}")
+        self.items = {item.nodeid: item for item in self.session.items}
+        self._direct = {nodeid: _direct_call(item) for nodeid, item in self.items.items()}
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self.items)
+
+    def run(self, nodeid: str) -> TestResult:
+        """Run one collected test against whatever code the live functions have now."""
+        direct = self._direct[nodeid]
+        with _quiet():
+            if direct is not None:
+                return _run_direct(nodeid, direct)
+            return self._run_protocol(nodeid)
+
+    def _run_protocol(self, nodeid: str) -> TestResult:
+        from _pytest.runner import SetupState, runtestprotocol
+
+        item = self.items[nodeid]
+        with self._lock:
+            try:
+                reports = runtestprotocol(item, log=False, nextitem=None)
+            except BaseException:
+                item.session._setupstate = SetupState()  # an interrupted teardown leaves a stale stack
+                raise
+        for report in reports:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            if report.failed and crash is not None and "SandboxTimeout" in crash.message:
+                raise SandboxTimeout  # pytest turned the time limit into a test failure: undo that
+            if report.failed:
+                message = crash.message if crash is not None else str(report.longrepr)
+                location = (str(crash.path), int(crash.lineno)) if crash is not None else None
+                return TestResult(nodeid, False, _reason(nodeid, message), location)
+        skipped = any(report.skipped for report in reports)
+        return TestResult(nodeid, True, skipped=skipped)
+
+    def close(self) -> None:
+        if not hasattr(self, "config"):
+            return
+        with _quiet(), contextlib.suppress(Exception):
+            session = getattr(self, "session", None)
+            if session is not None:
+                self.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
+            self.config._ensure_unconfigure()
+
+
+def _reason(nodeid: str, message: str) -> str:
+    first = message.strip().splitlines()[0] if message.strip() else "failed"
+    return redact_text(f"{nodeid} failed: {first}")
+
+
+def _direct_call(item: Any) -> Callable[[], object] | None:
+    """A way to call ``item``'s test function without pytest's protocol, or ``None`` when it needs it."""
+    import pytest
+
+    if not isinstance(item, pytest.Function) or item.cls is not None:
+        return None
+    if any(mark.name in _SLOW_MARKS for mark in item.iter_markers()):
+        return None
+    if any(mark.kwargs.get("indirect") for mark in item.iter_markers("parametrize")):
+        return None
+    function = item.obj
+    if inspect.iscoroutinefunction(function) or getattr(item, "_isyieldedfunction", lambda: False)():
+        return None
+    callspec = getattr(item, "callspec", None)
+    params: dict[str, Any] = dict(callspec.params) if callspec is not None else {}
+    if any(name not in params for name in item.fixturenames):
+        return None  # a real fixture (or an autouse one) is involved
+    names = list(item._fixtureinfo.argnames)
+
+    def call() -> object:
+        try:  # fresh copies: a candidate that mutates its argument must not spoil the next run
+            kwargs = copy.deepcopy({name: params[name] for name in names})
+        except Exception:
+            kwargs = {name: params[name] for name in names}
+        return function(**kwargs)
+
+    return call
+
+
+def _run_direct(nodeid: str, call: Callable[[], object]) -> TestResult:
+    from _pytest.outcomes import Skipped
+
+    try:
+        call()
+    except SandboxTimeout:
+        raise
+    except Skipped:
+        return TestResult(nodeid, True, skipped=True)
+    except BaseException as exc:  # the candidate may raise anything, SystemExit included
+        return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc))
+    return TestResult(nodeid, True)
+
+
+def _where(exc: BaseException) -> tuple[str, int] | None:
+    """Where ``exc`` was raised (without ``traceback.extract_tb``, which reads source files)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename, tb.tb_lineno
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = "<unprintable>"
+    if isinstance(exc, AssertionError):
+        return text or "assertion failed"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+_suites: dict[tuple[tuple[str, ...], str, str], Suite] = {}
+_suites_lock = threading.Lock()
+
+
+def open_suite(node_ids: Sequence[str], rootdir: Path | None = None) -> Suite:
+    """The collected suite for these node ids, collected on first use and kept for the process."""
+    key = (tuple(node_ids), str(rootdir or ""), str(Path.cwd()))
+    with _suites_lock:
+        suite = _suites.get(key)
+        if suite is None:
+            suite = _suites[key] = Suite(node_ids, rootdir)
+        return suite
+
+
+@atexit.register
+def close_suites() -> None:
+    """Unconfigure every open suite (pytest's own cleanups run then)."""
+    with _suites_lock:
+        suites = list(_suites.values())
+        _suites.clear()
+    for suite in suites:
+        suite.close()

@@ -1,0 +1,2 @@
+def coin_flip():
+    return 1

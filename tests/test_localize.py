@@ -1,0 +1,112 @@
+"""Fault localization: coverage of the original on each check, scored with Ochiai."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from regrow._checks import TestCallable
+from regrow._engine._inputs import Call, derive
+from regrow._engine._localize import Run, Spectrum, record, suspicion, trace
+from regrow._engine._worker import Worker
+from regrow._target import Target
+
+
+def shipping(weight: float, express: bool) -> float:
+    cost = 5.0
+    if weight > 10:
+        cost += weight * 0.5
+    if express:
+        cost = cost * 3  # the bug: express should double
+    return cost
+
+
+def spin(n: int) -> int:
+    while n != 1:
+        n = n + 0  # never reaches 1
+    return n
+
+
+def line_of(func: Callable[..., Any], text: str) -> int:
+    lines, start = inspect.getsourcelines(func)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def checks() -> list[TestCallable]:
+    def test_light(fn: Callable[..., float]) -> None:
+        assert fn(1, False) == 5.0
+
+    def test_heavy(fn: Callable[..., float]) -> None:
+        assert fn(20, False) == 15.0
+
+    def test_express(fn: Callable[..., float]) -> None:
+        assert fn(1, True) == 10.0
+
+    return [TestCallable(test_light), TestCallable(test_heavy), TestCallable(test_express)]
+
+
+def spectrum_of(func: Callable[..., Any], tests: list[TestCallable], timeout: float = 1.0) -> Spectrum:
+    target = Target.of(func)
+    jobs = {"trace": lambda index: trace(target, tests[index], timeout)}
+    with Worker(jobs) as worker:
+        return record(tests, worker, timeout)
+
+
+def test_ochiai_ranks_the_buggy_line_first() -> None:
+    spectrum = spectrum_of(shipping, checks())
+    assert [run.passed for run in spectrum.runs] == [True, True, False]
+    score = suspicion(spectrum, None)
+    buggy = line_of(shipping, "cost * 3")
+    others = [line_of(shipping, text) for text in ("cost = 5.0", "weight > 10", "weight * 0.5", "return cost")]
+    assert all(score(buggy) > score(line) for line in others)
+
+
+def test_the_checks_inputs_are_recorded() -> None:
+    spectrum = spectrum_of(shipping, checks())
+    assert [c.args for c in spectrum.calls()] == [(1, False), (20, False), (1, True)]
+    assert [c.args for c in spectrum.calls(passing_only=True)] == [(1, False), (20, False)]
+
+
+def test_tracing_restores_the_function() -> None:
+    code = shipping.__code__
+    spectrum_of(shipping, checks())
+    assert shipping.__code__ is code
+    assert shipping(1, True) == 15.0
+
+
+def test_a_hanging_check_fails_in_time_with_its_coverage() -> None:
+    def test_spin(fn: Callable[[int], int]) -> None:
+        assert fn(5) == 1
+
+    started = time.monotonic()
+    spectrum = spectrum_of(spin, [TestCallable(test_spin)], timeout=0.3)
+    assert time.monotonic() - started < 3
+    (run,) = spectrum.runs
+    assert run.timed_out and not run.passed
+    assert line_of(spin, "n = n + 0") in run.lines
+
+
+def test_without_coverage_the_nearest_line_to_the_failure_ranks_first() -> None:
+    score = suspicion(Spectrum([]), failing_line=10)
+    assert score(10) > score(9) > score(7)
+    assert score(11) == score(9)
+
+
+def test_ochiai_formula() -> None:
+    runs = [Run("f1", False, frozenset({1, 2}), 0, []), Run("f2", False, frozenset({1}), 0, []),
+            Run("p1", True, frozenset({1, 3}), 0, [])]
+    scores = Spectrum(runs).ochiai()
+    assert scores[1] == 2 / (2 * 3) ** 0.5
+    assert scores[2] == 1 / (2 * 1) ** 0.5
+    assert scores[3] == 0.0
+
+
+def test_derived_inputs_are_small_changes() -> None:
+    made = derive([Call((3, [1, 2], " ab "), {})])
+    assert Call((4, [1, 2], " ab "), {}) in made
+    assert Call((3, [1], " ab "), {}) in made
+    assert Call((3, [2, 1], " ab "), {}) in made
+    assert Call((3, [1, 2], "ab"), {}) in made
+    assert Call((3, [1, 2], " ab "), {}) not in made
