@@ -2,6 +2,9 @@
 
 A failure goes in; a proven fix comes out, installed into the live function, and (when asked)
 written back to the source file. The built-in search engine needs no network and no key.
+
+PYTEST_DONT_REWRITE: regrow is a pytest plugin too, and is often imported before pytest starts
+(the CLI, the bench); there is nothing in it for pytest's assertion rewriting to do.
 """
 
 from ._candidate import Candidate
