@@ -484,3 +484,24 @@ def test_record_keeps_copies_not_live_objects(make_module):
     items[0] = 99
     recorded = list(regrow.state(mod.first)._recorded)
     assert recorded == [(([1, 2],), {}, 1)]
+
+
+@pytest.mark.parametrize("mode", ["inprocess", "fork"])
+def test_sandbox_by_name(make_module, mode):
+    mod = make_module(f'''
+        import regrow
+
+        def test_inc(fn):
+            assert fn(1) == 2
+
+        @regrow.heal(tests=[test_inc], sandbox={mode!r})
+        def inc(x):
+            return x + 1 // 0
+    ''')
+    assert mod.inc(4) == 5
+    assert regrow.state(mod.inc).options.sandbox.name == mode
+
+
+def test_unknown_sandbox_name_is_refused():
+    with pytest.raises(ValueError, match="unknown sandbox mode"):
+        regrow.heal(sandbox="docker")  # type: ignore[arg-type]

@@ -29,7 +29,7 @@ from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._proposer import Proposer
-from ._sandbox import Sandbox
+from ._sandbox import Sandbox, make_sandbox
 from ._sandbox import default_sandbox as platform_sandbox
 from ._session import Budget, RepairResult, Session
 from ._store import CacheProposer, Store
@@ -38,6 +38,7 @@ from ._wrapper import NONE, RAISE, RETRY, make_wrapper
 
 F = TypeVar("F", bound=Callable[..., Any])
 OnFailure = Literal["raise", "return_none"]
+SandboxMode = Literal["fork", "inprocess", "pool"]
 Test = Callable[[Callable[..., Any]], object]
 
 _shared_sandbox: Sandbox | None = None
@@ -260,7 +261,7 @@ def _options(
     verify: Callable[[Any], object] | None,
     tests: Sequence[Test],
     proposers: Sequence[Proposer] | None,
-    sandbox: Sandbox | None,
+    sandbox: Sandbox | SandboxMode | None,
     max_candidates: int,
     max_attempts: int,
     timeout: float,
@@ -283,6 +284,8 @@ def _options(
                     candidate_timeout=candidate_timeout)
     if store is not None and not isinstance(store, Store):
         store = Store(store)
+    if isinstance(sandbox, str):
+        sandbox = make_sandbox(sandbox)
     if record < 0:
         raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
@@ -297,7 +300,7 @@ def heal(
     verify: Callable[[Any], object] | None = None,
     tests: Sequence[Test] = (),
     proposers: Sequence[Proposer] | None = None,
-    sandbox: Sandbox | None = None,
+    sandbox: Sandbox | SandboxMode | None = None,
     max_candidates: int = 2000,
     max_attempts: int = 3,
     timeout: float = 60.0,
@@ -315,7 +318,7 @@ def heal(
     verify: Callable[[Any], object] | None = None,
     tests: Sequence[Test] = (),
     proposers: Sequence[Proposer] | None = None,
-    sandbox: Sandbox | None = None,
+    sandbox: Sandbox | SandboxMode | None = None,
     max_candidates: int = 2000,
     max_attempts: int = 3,
     timeout: float = 60.0,
@@ -338,7 +341,9 @@ def heal(
       every fix must pass them. They run during repair and in ``f.__regrow__.check()``, never on
       healthy calls.
     - ``proposers``: the chain of proposers, tried in order (default: the built-in engine).
-    - ``sandbox``: where candidates run (default: in this process, with a time limit).
+    - ``sandbox``: where candidates are proven: ``"fork"`` (the default on Linux and macOS: a
+      guarded child process with the live state), ``"inprocess"`` (fastest, time limit only),
+      ``"pool"``, or a :class:`Sandbox`. See ``docs/sandbox.md`` for what each protects against.
     - ``max_candidates``, ``max_attempts``, ``timeout``, ``candidate_timeout``: the budget.
     - ``on_failure``: ``"raise"`` (default) or ``"return_none"`` when no fix is found.
     - ``on_event``: callbacks that receive each :class:`Event`.
@@ -393,7 +398,7 @@ def repair(
     tests: Sequence[Test] = (),
     verify: Callable[[Any], object] | None = None,
     proposers: Sequence[Proposer] | None = None,
-    sandbox: Sandbox | None = None,
+    sandbox: Sandbox | SandboxMode | None = None,
     max_candidates: int = 2000,
     max_attempts: int = 3,
     timeout: float = 60.0,
@@ -419,7 +424,7 @@ def repair(
     if failure is None:
         return RepairResult(True, raw.__qualname__, None, reason="nothing to repair: every check passed",
                             value=_run(raw, args, kwargs))
-    session = Session(Target.of(raw), failure, checks, options.chain(), sandbox=sandbox or default_sandbox(),
+    session = Session(Target.of(raw), failure, checks, options.chain(), sandbox=options.sandbox or default_sandbox(),
                       budget=options.budget, on_event=options.on_event, store=options.store)
     result = session.run(install=install)
     if result.ok and install:
