@@ -93,8 +93,8 @@ def chart(results: list[dict[str, Any]]) -> str:
     """An inline SVG: one stacked bar per family (fixed, fixed-but-wrong, not fixed, other status)."""
     families = list(dict.fromkeys(r.get("family") or "-" for r in results))
     counts = {f: Counter(_outcome(r) for r in results if (r.get("family") or "-") == f) for f in families}
-    most = max((sum(c.values()) for c in counts.values()), default=1)
-    bar, gap, height, left = 36, 18, 180, 40
+    most = max((sum(c.values()) for c in counts.values()), default=1) * 1.1  # room for the count labels
+    bar, gap, height, left = 40, 44, 180, 40
     width = left + len(families) * (bar + gap) + 140
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 50}" '
              f'role="img" aria-label="outcome per family">']
@@ -108,6 +108,8 @@ def chart(results: list[dict[str, Any]]) -> str:
                              f'<title>{html.escape(family)}: {counts[family][kind]} {kind}</title></rect>')
         parts.append(f'<text x="{x + bar / 2}" y="{height + 16}" font-size="11" text-anchor="middle">'
                      f'{html.escape(family)}</text>')
+        total = sum(counts[family].values())  # the count above each bar, so the chart reads without hovering
+        parts.append(f'<text x="{x + bar / 2}" y="{y - 4:.1f}" font-size="11" text-anchor="middle">{total}</text>')
     for j, kind in enumerate(("fixed", "wrong", "not-fixed", "other")):
         x = left + len(families) * (bar + gap) + 10
         parts.append(f'<rect x="{x}" y="{10 + j * 20}" width="12" height="12" fill="{_COLOURS[kind]}"/>'
