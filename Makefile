@@ -36,3 +36,6 @@ bench: $(VENV)/.installed-dev
 
 clean:
 	rm -rf $(VENV) build dist
+
+# `make e2e-llm`: an optional end-to-end heal through a real local model (not part of CI).
+include mk/e2e-llm.mk

@@ -1,0 +1,148 @@
+"""Anthropic messages API through the ``anthropic`` SDK (imported on first use, its retries off)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from ._retry import classify
+from ._transport import Chat, OnDelta, Reply, StreamClock, TransportError, cut_stream, require_sdk, with_extra_body
+
+log = logging.getLogger("regrow")
+
+DEFAULT_MAX_TOKENS = 4096  # the messages API requires max_tokens
+_NOT_ACCEPTED = frozenset({"seed", "frequency_penalty", "presence_penalty"})  # the messages API refuses these
+
+
+class _Events:
+    """Accumulates the SSE events of a streamed message into a :class:`Reply`."""
+
+    def __init__(self, on_delta: OnDelta | None, clock: StreamClock) -> None:
+        self.on_delta = on_delta
+        self.clock = clock
+        self.parts: list[str] = []
+        self.finish = ""
+        self.stopped = False
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.model = ""
+        self.events = 0
+
+    def feed(self, event: Any) -> None:
+        self.clock.check()
+        self.events += 1
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            message = event.message
+            self.model = str(getattr(message, "model", "") or "")
+            usage = getattr(message, "usage", None)
+            self.input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
+        elif kind == "content_block_delta":
+            text = getattr(event.delta, "text", None)
+            if text:
+                self.parts.append(text)
+                if self.on_delta is not None:
+                    self.on_delta(text)
+        elif kind == "message_delta":
+            self.finish = str(getattr(event.delta, "stop_reason", "") or self.finish)
+            self.output_tokens = int(getattr(getattr(event, "usage", None), "output_tokens", 0) or 0)
+        elif kind == "message_stop":
+            self.stopped = True
+
+    def reply(self) -> Reply:
+        text = "".join(self.parts)
+        if not self.stopped:
+            raise cut_stream("anthropic", text, self.events)
+        return Reply(text, self.finish or "end_turn", self.input_tokens, self.output_tokens, self.model)
+
+
+def _reply(response: Any) -> Reply:
+    content = getattr(response, "content", None)
+    if not isinstance(content, list):
+        raise TransportError(f"anthropic reply is not a message: {repr(response)[:120]}", transient=False)
+    text = "".join(getattr(block, "text", "") or "" for block in content if getattr(block, "type", "") == "text")
+    usage = getattr(response, "usage", None)
+    return Reply(text, str(getattr(response, "stop_reason", "") or "end_turn"),
+                 int(getattr(usage, "input_tokens", 0) or 0), int(getattr(usage, "output_tokens", 0) or 0),
+                 str(getattr(response, "model", "") or ""))
+
+
+class AnthropicTransport:
+    """Messages through the ``anthropic`` SDK; ``seed`` and other parameters it does not take are dropped."""
+
+    provider = "anthropic"
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
+                 client_options: Mapping[str, Any] | None = None) -> None:
+        require_sdk("anthropic", "anthropic")
+        self.model = model
+        self.api_key = api_key
+        self.base_url = base_url
+        self.client_options = dict(client_options or {})
+
+    def _options(self) -> dict[str, Any]:
+        return {"api_key": self.api_key, "base_url": self.base_url, "max_retries": 0, **self.client_options}
+
+    def _sync(self) -> Any:
+        import anthropic
+
+        return anthropic.Anthropic(**self._options())
+
+    def _async(self) -> Any:
+        import anthropic
+
+        return anthropic.AsyncAnthropic(**self._options())
+
+    def _arguments(self, chat: Chat, timeout: float, stream: bool) -> dict[str, Any]:
+        params = {k: v for k, v in chat.params.items() if k not in _NOT_ACCEPTED}
+        dropped = sorted(set(chat.params) & _NOT_ACCEPTED)
+        if dropped:
+            log.debug("regrow: anthropic does not take %s; not sent", ", ".join(dropped))
+        params.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+        return {"model": self.model, "system": chat.system, "messages": [{"role": "user", "content": chat.user}],
+                "timeout": timeout, "stream": stream, **params}
+
+    # A new client per call, closed after it: no sockets outlive the call, and an async client's
+    # connections belong to the event loop that opened them (each asyncio.run is a new one).
+    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+        client = None
+        try:
+            client = self._sync()
+            create = client.messages.create
+            if on_delta is None:
+                return _reply(create(**with_extra_body(create, self._arguments(chat, timeout, False))))
+            events = _Events(on_delta, StreamClock(self.provider, timeout))
+            stream = create(**with_extra_body(create, self._arguments(chat, timeout, True)))
+            try:
+                for event in stream:
+                    events.feed(event)
+            finally:
+                stream.close()
+            return events.reply()
+        except Exception as exc:
+            raise classify(exc, self.provider) from exc
+        finally:
+            if client is not None:
+                client.close()
+
+    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+        client = None
+        try:
+            client = self._async()
+            create = client.messages.create
+            if on_delta is None:
+                return _reply(await create(**with_extra_body(create, self._arguments(chat, timeout, False))))
+            events = _Events(on_delta, StreamClock(self.provider, timeout))
+            stream = await create(**with_extra_body(create, self._arguments(chat, timeout, True)))
+            try:
+                async for event in stream:
+                    events.feed(event)
+            finally:
+                await stream.close()
+            return events.reply()
+        except Exception as exc:
+            raise classify(exc, self.provider) from exc
+        finally:
+            if client is not None:
+                await client.close()

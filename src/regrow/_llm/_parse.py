@@ -1,0 +1,399 @@
+"""From a model's reply to the source of one candidate definition, or a refusal with its reason.
+
+Models answer in many shapes: fenced blocks tagged ``python``/``py``/``Python`` or not tagged,
+code with no fence, code between paragraphs of prose, an echoed decorator, the whole class, a
+``<think>`` preamble, a fence the token limit cut off. Whatever the shape, the result is one bare
+``def`` of the target — imports the reply put at the top moved inside it, decorators stripped (a
+regrow decorator in a candidate must never nest a second repair loop) — or a reason, worded for
+the model, since the next prompt shows it.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import re
+import textwrap
+
+from .._target import FunctionNode
+
+MAX_REPLY_CHARS = 200_000
+PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3", "ipython", "pycon"})
+
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\s`]*)[^\n]*\n(?P<body>.*?)"
+    r"(?:^[ \t]*(?P=fence)[`~]*[ \t]*$|(?P<open>\Z))",
+    re.DOTALL | re.MULTILINE,
+)
+_CODE_START = re.compile(r"^(?:async\s+def\s|def\s|class\s|@\w|import\s|from\s+[\w.]+\s+import\s)")
+_REGROW_DECORATOR = re.compile(r"\b(regrow|heal)\b")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """What a candidate for one target must look like."""
+
+    name: str
+    original: FunctionNode | None = None  # the target's own definition, for the signature check
+    owner: str | None = None  # the class the target is a method of (a reply may echo the whole class)
+    allow_signature_change: bool = False
+    allow_helpers: bool = False
+    max_chars: int = MAX_REPLY_CHARS
+
+    @property
+    def is_async(self) -> bool:
+        return isinstance(self.original, ast.AsyncFunctionDef)
+
+
+@dataclasses.dataclass(frozen=True)
+class Parsed:
+    """A candidate's source, or ``None`` and the reason the reply was refused."""
+
+    source: str | None
+    reason: str = ""
+    notes: tuple[str, ...] = ()  # what was changed on the way (decorators stripped, imports moved in)
+    code: str = ""  # the code the reply held, as found (shown to the model when refused)
+
+    @property
+    def ok(self) -> bool:
+        return self.source is not None
+
+
+@dataclasses.dataclass
+class _Block:
+    text: str
+    tag: str = ""
+    fenced: bool = False
+    unclosed: bool = False
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str, code: str = "") -> None:
+        super().__init__(reason)
+        self.code = code
+
+
+def parse_reply(text: str, rules: Rules, *, truncated: bool = False) -> Parsed:
+    """Parse a model reply. ``truncated`` says the provider stopped it at the token limit."""
+    try:
+        return _parse(text, rules, truncated)
+    except _Refused as refused:
+        return Parsed(None, str(refused), code=refused.code)
+
+
+def _parse(text: str, rules: Rules, truncated: bool) -> Parsed:
+    if len(text) > rules.max_chars:
+        raise _Refused(f"the reply is too long ({len(text)} characters, at most {rules.max_chars}); "
+                       f"send only the function `{rules.name}`")
+    text = _THINK.sub("", text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff"))
+    if not text.strip():
+        limit = " (the token limit was reached before any code)" if truncated else ""
+        raise _Refused(f"the reply was empty{limit}")
+    blocks = _blocks(text)
+    if not blocks and truncated:
+        raise _Refused("the reply was cut off by the token limit before it held the function; "
+                       "send the code first, with little or no explanation")
+    if not blocks:
+        raise _Refused(f"the reply holds no Python code; send the complete function `{rules.name}` "
+                       "in one ```python block")
+    chosen, tree = _choose(blocks, rules, truncated)
+    notes: list[str] = []
+    if chosen.unclosed:
+        notes.append("the code fence was not closed")
+    node, lines = _target_in(tree, chosen.text, rules)
+    source = _assemble(tree, node, lines, rules, notes)
+    return Parsed(source, notes=tuple(notes), code=chosen.text)
+
+
+# -- finding the code ------------------------------------------------------------------------------
+def _blocks(text: str) -> list[_Block]:
+    fenced = [
+        _Block(textwrap.dedent(m["body"]), m["tag"].lower(), fenced=True, unclosed=m["open"] is not None)
+        for m in _FENCE.finditer(text)
+    ]
+    if fenced:
+        python = [b for b in fenced if b.tag in PYTHON_TAGS]
+        if python:
+            return python
+        tags = ", ".join(sorted({b.tag for b in fenced}))
+        raise _Refused(f"the reply holds only ```{tags} blocks; send the complete function in one ```python block",
+                       fenced[0].text)
+    wrapped = _from_json(text)
+    if wrapped is not None:
+        return [_Block(wrapped)]
+    if _parses(text.strip("\n")):
+        return [_Block(textwrap.dedent(text.strip("\n")))]
+    return _code_in_prose(text)
+
+
+def _from_json(text: str) -> str | None:
+    """Code a model wrapped in a JSON object (``{"code": "def f(): ..."}``)."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if isinstance(data, dict):
+        for value in data.values():
+            if isinstance(value, str) and re.search(r"^\s*(async\s+)?def\s", value, re.MULTILINE):
+                return textwrap.dedent(value)
+    return None
+
+
+def _code_in_prose(text: str) -> list[_Block]:
+    """Runs of lines that look like code between paragraphs of prose."""
+    blocks: list[_Block] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        indent = len(line) - len(line.lstrip())
+        if not _CODE_START.match(line.lstrip()):
+            i += 1
+            continue
+        run = [line[indent:]]
+        i += 1
+        while i < len(lines):
+            nxt = lines[i]
+            body = nxt[indent:] if nxt[:indent].strip() == "" else nxt
+            if nxt.strip() and not body[:1].isspace() and not _CODE_START.match(body) \
+                    and not body.startswith((")", "]", "}")):
+                break
+            run.append(body)
+            i += 1
+        blocks.append(_Block(_shrink_to_parse("\n".join(run).rstrip("\n"))))
+    return blocks
+
+
+def _shrink_to_parse(code: str) -> str:
+    """The longest leading part of ``code`` that parses (prose may follow code without a blank line)."""
+    lines = code.split("\n")
+    for end in range(len(lines), 0, -1):
+        if _parses("\n".join(lines[:end])):
+            return "\n".join(lines[:end])
+    return code
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return bool(code.strip())
+
+
+def _choose(blocks: list[_Block], rules: Rules, truncated: bool) -> tuple[_Block, ast.Module]:
+    """The last block that parses and defines the target; otherwise the most telling refusal."""
+    errors: list[tuple[_Block, SyntaxError | ValueError]] = []
+    others: list[str] = []
+    for block in reversed(blocks):
+        try:
+            tree = ast.parse(block.text)
+        except (SyntaxError, ValueError) as exc:
+            errors.append((block, exc))
+            continue
+        if _defines(tree, rules):
+            return block, tree
+        others += [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    mentions = [(b, e) for b, e in errors if re.search(rf"\bdef\s+{re.escape(rules.name)}\b", b.text)]
+    if mentions:
+        block, error = mentions[0]
+        where = _syntax_where(error)
+        if truncated or block.unclosed:
+            cause = "the token limit" if truncated else "the end of the reply"
+            raise _Refused(f"the code was cut off by {cause} before the function was complete ({where}); "
+                           "send the complete function and nothing else", block.text)
+        raise _Refused(f"the code does not parse: {where}", block.text)
+    if truncated:
+        raise _Refused("the reply was cut off by the token limit before it held the function", blocks[-1].text)
+    if others:
+        names = ", ".join(f"`{n}`" for n in dict.fromkeys(others))
+        raise _Refused(f"the reply defines {names} but not `{rules.name}`; keep the name `{rules.name}`",
+                       blocks[-1].text)
+    if errors:
+        raise _Refused(f"the code does not parse: {_syntax_where(errors[0][1])}", errors[0][0].text)
+    raise _Refused(f"the reply holds no function definition; send the complete function `{rules.name}`",
+                   blocks[-1].text)
+
+
+def _syntax_where(exc: SyntaxError | ValueError) -> str:
+    if isinstance(exc, SyntaxError):
+        text = (exc.text or "").strip()
+        shown = f": `{text}`" if text else ""
+        return f"{type(exc).__name__}: {exc.msg} at line {exc.lineno}{shown}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _defines(tree: ast.Module, rules: Rules) -> bool:
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == rules.name:
+            return True
+        if isinstance(node, ast.ClassDef) and node.name == rules.owner and _method(node, rules.name) is not None:
+            return True
+    return False
+
+
+def _method(cls: ast.ClassDef, name: str) -> FunctionNode | None:
+    found = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    return found[-1] if found else None
+
+
+# -- checking and assembling -----------------------------------------------------------------------
+def _target_in(tree: ast.Module, text: str, rules: Rules) -> tuple[FunctionNode, list[str]]:
+    """The target's definition in ``tree`` (the last one; inside its class when the reply echoed the class)."""
+    found: FunctionNode | None = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == rules.name:
+            found = node
+        elif isinstance(node, ast.ClassDef) and node.name == rules.owner:
+            found = _method(node, rules.name) or found
+    assert found is not None  # _choose only returns blocks that define the target
+    return found, text.split("\n")
+
+
+def _assemble(tree: ast.Module, node: FunctionNode, lines: list[str], rules: Rules, notes: list[str]) -> str:
+    imports, helpers = _top_level(tree, node, rules, notes)
+    _check_signature(node, rules)
+    if _strip_decorators(node, notes) or imports or helpers:
+        # Imports and helpers go inside the function: a candidate is one definition, and nothing at
+        # module level is ever executed when a fix is installed.
+        node.decorator_list = []
+        position = 1 if _docstring(node) else 0
+        node.body[position:position] = [*imports, *helpers]
+        source = ast.unparse(node) + "\n"
+        if imports:
+            notes.append("moved the reply's imports into the function")
+        if helpers:
+            names = ", ".join(h.name for h in helpers)
+            notes.append(f"moved the helper(s) {names} into the function")
+    else:
+        body = lines[node.lineno - 1 : node.end_lineno]
+        source = textwrap.dedent("\n".join(body)).rstrip() + "\n"
+    _check_compiles(source, rules)
+    if rules.original is not None and _same_as_original(source, rules):
+        raise _Refused("the function is unchanged from the original, which fails; change the code to fix the failure",
+                       source)
+    return source
+
+
+def _top_level(tree: ast.Module, node: FunctionNode, rules: Rules,
+               notes: list[str]) -> tuple[list[ast.stmt], list[FunctionNode | ast.ClassDef]]:
+    imports: list[ast.stmt] = []
+    helpers: list[FunctionNode | ast.ClassDef] = []
+    extras: list[str] = []
+    for stmt in tree.body:
+        if stmt is node or (isinstance(stmt, ast.ClassDef) and stmt.name == rules.owner and node in stmt.body):
+            continue
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            notes.append("dropped a __future__ import")
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            imports.append(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if stmt.name == rules.name:
+                notes.append(f"took the last of several definitions of `{rules.name}`")
+            elif rules.allow_helpers:
+                stmt.decorator_list = [d for d in stmt.decorator_list if not _is_regrow(d)]
+                helpers.append(stmt)
+            else:
+                raise _Refused(f"the reply defines `{stmt.name}` besides `{rules.name}`; helper functions and "
+                               f"classes are not allowed here — put all the code inside `{rules.name}`",
+                               ast.unparse(tree))
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            continue  # a module docstring: harmless, dropped
+        else:
+            extras.append(f"line {stmt.lineno}: `{_first_line(ast.unparse(stmt))}`")
+    if extras:
+        raise _Refused("the reply has top-level statements other than imports, which are never run "
+                       f"({'; '.join(extras[:3])}); send only the function definition", ast.unparse(tree))
+    return imports, helpers
+
+
+def _strip_decorators(node: FunctionNode, notes: list[str]) -> bool:
+    """Drop the target's decorators (regrow keeps the original's) and regrow decorators inside it.
+
+    Returns whether the body changed (the target's own decorators are left out by slicing from ``def``).
+    """
+    if node.decorator_list:
+        shown = ", ".join("@" + _first_line(ast.unparse(d)) for d in node.decorator_list)
+        notes.append(f"stripped the decorator(s) {shown}")
+        node.decorator_list = []
+    inner_changed = False
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner is not node:
+            kept = [d for d in inner.decorator_list if not _is_regrow(d)]
+            if len(kept) != len(inner.decorator_list):
+                notes.append(f"stripped a regrow decorator from `{inner.name}`")
+                inner.decorator_list = kept
+                inner_changed = True
+    return inner_changed
+
+
+def _is_regrow(decorator: ast.expr) -> bool:
+    return bool(_REGROW_DECORATOR.search(ast.unparse(decorator)))
+
+
+def _check_signature(node: FunctionNode, rules: Rules) -> None:
+    original = rules.original
+    if original is None:
+        return
+    if isinstance(node, ast.AsyncFunctionDef) != rules.is_async:
+        want = "async def" if rules.is_async else "def (not async def)"
+        raise _Refused(f"`{rules.name}` must stay {want}", ast.unparse(node))
+    if rules.allow_signature_change:
+        return
+    before, after = _parameters(original), _parameters(node)
+    if before != after:
+        raise _Refused(f"the signature changed from ({before}) to ({after}); keep the parameters, their order, "
+                       "kinds and defaults exactly as they are", ast.unparse(node))
+
+
+def _parameters(node: FunctionNode) -> str:
+    """The parameter list without annotations: names, kinds and defaults."""
+    args = _strip_annotations(node.args)
+    return ast.unparse(args)
+
+
+def _strip_annotations(args: ast.arguments) -> ast.arguments:
+    def bare(arg: ast.arg) -> ast.arg:
+        return ast.arg(arg=arg.arg)
+
+    return ast.arguments(
+        posonlyargs=[bare(a) for a in args.posonlyargs],
+        args=[bare(a) for a in args.args],
+        vararg=bare(args.vararg) if args.vararg else None,
+        kwonlyargs=[bare(a) for a in args.kwonlyargs],
+        kw_defaults=list(args.kw_defaults),
+        kwarg=bare(args.kwarg) if args.kwarg else None,
+        defaults=list(args.defaults),
+    )
+
+
+def _check_compiles(source: str, rules: Rules) -> None:
+    try:
+        compile(source, f"<candidate {rules.name}>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        raise _Refused(f"the code does not compile: {_syntax_where(exc)}", source) from exc
+
+
+def _same_as_original(source: str, rules: Rules) -> bool:
+    assert rules.original is not None
+    original = ast.parse(ast.unparse(rules.original)).body[0]
+    new = ast.parse(source).body[0]
+    for fn in (original, new):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn.decorator_list = []
+    return ast.dump(original) == ast.dump(new)
+
+
+def _docstring(node: FunctionNode) -> bool:
+    first = node.body[0] if node.body else None
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= 80 else line[:77] + "..."

@@ -1,0 +1,40 @@
+"""Language-model proposers for regrow: ``proposer_for("openai:gpt-5")`` and what configures it.
+
+Importing this module imports no provider SDK; each SDK is an extra (``pip install 'regrow[openai]'``,
+``'regrow[anthropic]'``, ``'regrow[gemini]'``, ``'regrow[litellm]'``) imported on the first call.
+See ``docs/llm.md``.
+"""
+
+from ._chain import default_chain
+from ._llm import (
+    DEFAULT_PRICES,
+    PRESETS,
+    Chat,
+    Limits,
+    LLMProposer,
+    Reply,
+    RetryPolicy,
+    Transport,
+    TransportError,
+    Usage,
+    process_usage,
+    proposer_for,
+    transport_for,
+)
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "PRESETS",
+    "Chat",
+    "LLMProposer",
+    "Limits",
+    "Reply",
+    "RetryPolicy",
+    "Transport",
+    "TransportError",
+    "Usage",
+    "default_chain",
+    "process_usage",
+    "proposer_for",
+    "transport_for",
+]

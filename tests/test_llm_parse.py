@@ -1,0 +1,203 @@
+"""Model replies, malformed and tricky, and what the parser makes of each: a candidate or a reason."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import textwrap
+
+import pytest
+
+from regrow._llm._parse import Rules, parse_reply
+
+ORIGINAL = '''\
+def parse_price(text: str, currency: str = "$") -> float:
+    return float(text.replace(currency, ""))
+'''
+FIX = '''\
+def parse_price(text: str, currency: str = "$") -> float:
+    digits = "".join(c for c in text if c.isdigit() or c == ".")
+    return float(digits)
+'''
+ASYNC_ORIGINAL = "async def fetch(url):\n    return url.upper()\n"
+METHOD_ORIGINAL = "def total(self, items):\n    return sum(items) + 1\n"
+
+
+def fenced(code: str, tag: str = "python", fence: str = "```") -> str:
+    return f"{fence}{tag}\n{code}{fence}\n"
+
+
+@dataclasses.dataclass
+class Case:
+    id: str
+    reply: str
+    ok: bool
+    expect: str = ""  # a part of the reason (refused) or of the source (accepted)
+    original: str = ORIGINAL
+    owner: str | None = None
+    truncated: bool = False
+    allow_signature_change: bool = False
+    allow_helpers: bool = False
+    note: str = ""  # a part of one of the notes
+    absent: str = ""  # must not be in the accepted source
+
+
+CASES = [
+    # -- the shapes a fix arrives in -----------------------------------------------------------------
+    Case("fence-python", fenced(FIX), True, 'c == "."'),
+    Case("fence-py", fenced(FIX, "py"), True, 'c == "."'),
+    Case("fence-Python", fenced(FIX, "Python"), True, 'c == "."'),
+    Case("fence-python3", fenced(FIX, "PYTHON3"), True, 'c == "."'),
+    Case("fence-untagged", fenced(FIX, ""), True, 'c == "."'),
+    Case("fence-tilde", fenced(FIX, "python", "~~~"), True, 'c == "."'),
+    Case("fence-four-backticks", fenced(FIX, "python", "````"), True, 'c == "."'),
+    Case("fence-info-string", "```python title=fix.py\n" + FIX + "```", True, 'c == "."'),
+    Case("unfenced", FIX, True, 'c == "."'),
+    Case("prose-around-unfenced", "Here is the fix:\n\n" + FIX + "\nThis keeps only digits.\n", True, "isdigit"),
+    Case("prose-glued-to-code", "The corrected function:\n" + FIX + "It now ignores symbols.", True, "isdigit"),
+    Case("prose-around-fence", "Sure! The bug is the currency.\n\n" + fenced(FIX) + "\nLet me know.", True,
+         "isdigit"),
+    Case("original-then-fix", "Before:\n" + fenced(ORIGINAL) + "After:\n" + fenced(FIX), True, "isdigit"),
+    Case("fix-then-usage-example", fenced(FIX) + "Usage:\n" + fenced('print(parse_price("$1"))'), True,
+         "isdigit"),
+    Case("good-then-broken-block", fenced(FIX) + "or shorter:\n" + fenced("def parse_price(text:\n"), True,
+         "isdigit"),
+    Case("indented-in-list", "1. Replace it with:\n\n   ```python\n" + textwrap.indent(FIX, "   ") + "   ```\n",
+         True, "isdigit"),
+    Case("crlf", fenced(FIX).replace("\n", "\r\n"), True, "isdigit"),
+    Case("bom", "\ufeff" + fenced(FIX), True, "isdigit"),
+    Case("think-preamble", "<think>maybe def parse_price(x): return 0</think>\n" + fenced(FIX), True, "isdigit",
+         absent="return 0"),
+    Case("json-wrapped", json.dumps({"language": "python", "code": FIX}), True, "isdigit"),
+    Case("module-docstring", fenced('"""Fixed."""\n' + FIX), True, "isdigit"),
+    Case("two-definitions-last-wins", fenced(ORIGINAL.replace("float(", "int(") + "\n" + FIX), True, "isdigit",
+         note="last of several", absent="int("),
+    Case("annotations-may-change", fenced(FIX.replace("text: str,", "text,")), True, "isdigit"),
+    # -- what is changed on the way --------------------------------------------------------------------
+    Case("echoed-regrow-decorator", fenced("@regrow.heal(tests=[test_rupees])\n" + FIX), True, "def parse_price",
+         note="stripped the decorator", absent="@"),
+    Case("echoed-stacked-decorators", fenced("@functools.cache\n@heal\n" + FIX), True, "def parse_price",
+         note="@heal", absent="@"),
+    Case("regrow-decorator-on-nested-def", fenced('''\
+def parse_price(text: str, currency: str = "$") -> float:
+    @regrow.heal
+    def clean(t):
+        return t.strip(currency)
+    return float(clean(text))
+'''), True, "def clean", note="from `clean`", absent="regrow"),
+    Case("imports-moved-in", fenced("import re\n\n" + FIX.replace('"".join(c for c in text if c.isdigit() or '
+                                                                  'c == ".")', 're.sub("[^0-9.]", "", text)')),
+         True, "import re", note="imports into the function"),
+    Case("future-import-dropped", fenced("from __future__ import annotations\n" + FIX), True, "isdigit",
+         note="__future__", absent="__future__"),
+    Case("method-echoed-in-class", fenced("class Cart:\n    def total(self, items):\n        return sum(items)\n"),
+         True, "return sum(items)\n", original=METHOD_ORIGINAL, owner="Cart", absent="class"),
+    Case("async-kept", fenced("async def fetch(url):\n    return url.lower()\n"), True, "url.lower()",
+         original=ASYNC_ORIGINAL),
+    Case("unclosed-fence-complete-code", "```python\n" + FIX, True, "isdigit", note="not closed"),
+    Case("truncated-after-complete-block", fenced(FIX) + "This works because", True, "isdigit", truncated=True),
+    Case("helpers-allowed", fenced("def _digits(t):\n    return ''.join(c for c in t if c.isdigit())\n\n"
+                                   + ORIGINAL.replace("text.replace(currency, \"\")", "_digits(text)")),
+         True, "def _digits", allow_helpers=True, note="helper"),
+    Case("signature-change-allowed", fenced("def parse_price(text):\n    return float(text[1:])\n"), True,
+         "text[1:]", allow_signature_change=True),
+    # -- refusals ----------------------------------------------------------------------------------------
+    Case("empty", "", False, "empty"),
+    Case("whitespace-only", "  \n\t\n", False, "empty"),
+    Case("unclosed-think-only", "<think>The bug is that the currency symbol", False, "empty"),
+    Case("prose-only", "The function fails because of the rupee sign. Strip it first.", False, "no Python code"),
+    Case("only-bash-block", fenced("pip install prices", "bash"), False, "```bash"),
+    Case("only-diff-block", fenced("-    return float(text)\n+    return 1.0\n", "diff"), False, "```diff"),
+    Case("wrong-name", fenced(FIX.replace("parse_price", "parse_cost")), False, "`parse_cost` but not `parse_price`"),
+    Case("no-function", fenced("price = float(text)\n"), False, "no function definition"),
+    Case("lambda-instead", fenced('parse_price = lambda text, currency="$": 1.0\n'), False, "no function"),
+    Case("dropped-parameter", fenced("def parse_price(text: str) -> float:\n    return 1.0\n"), False,
+         "signature changed from (text, currency='$') to (text)"),
+    Case("changed-default", fenced(FIX.replace('currency: str = "$"', 'currency: str = "€"')), False,
+         "signature changed"),
+    Case("made-keyword-only", fenced(FIX.replace("text: str, currency", "text: str, *, currency")), False,
+         "signature changed"),
+    Case("async-dropped", fenced("def fetch(url):\n    return url.lower()\n"), False, "must stay async def",
+         original=ASYNC_ORIGINAL),
+    Case("syntax-error", fenced("def parse_price(text: str, currency: str = \"$\") -> float:\n    return float(text"
+                                ".replace(currency, \"\")\n"), False, "does not parse"),
+    Case("mixed-tabs", fenced('def parse_price(text: str, currency: str = "$") -> float:\n    x = 1\n\treturn x\n'),
+         False, "does not parse"),
+    Case("await-in-plain-def", fenced('def parse_price(text: str, currency: str = "$") -> float:\n'
+                                      "    return await text\n"), False, "does not compile"),
+    Case("truncated-by-token-limit", "```python\ndef parse_price(text: str, currency: str = \"$\") -> float:\n"
+                                     "    digits = [c for c in", False, "cut off by the token limit", truncated=True),
+    Case("unclosed-and-incomplete", "```python\ndef parse_price(text: str, currency: str = \"$\") -> float:\n"
+                                    "    return float(text.replace(", False, "cut off by the end of the reply"),
+    Case("truncated-in-prose", "Let me think about the rupee sign and the comma separators in", False,
+         "cut off by the token limit", truncated=True),
+    Case("top-level-print", fenced(FIX + '\nprint(parse_price("$1"))\n'), False, "top-level statements"),
+    Case("main-guard", fenced(FIX + '\nif __name__ == "__main__":\n    parse_price("1")\n'), False,
+         "top-level statements"),
+    Case("top-level-assignment", fenced("RATE = 1.0\n" + FIX), False, "`RATE = 1.0`"),
+    Case("helper-not-allowed", fenced("def _digits(t):\n    return t\n\n" + FIX), False,
+         "helper functions and classes are not allowed"),
+    Case("unchanged", fenced(ORIGINAL), False, "unchanged from the original"),
+    Case("unchanged-but-decorated", fenced("@regrow.heal\n" + ORIGINAL), False, "unchanged"),
+    Case("too-long", fenced(FIX) + "#" * 250_000, False, "too long"),
+]
+
+
+def rules_for(case: Case) -> Rules:
+    original = ast.parse(case.original).body[0]
+    assert isinstance(original, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return Rules(original.name, original, case.owner, case.allow_signature_change, case.allow_helpers)
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert len(CASES) >= 40
+    assert len({case.id for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_reply(case: Case) -> None:
+    rules = rules_for(case)
+    parsed = parse_reply(case.reply, rules, truncated=case.truncated)
+    if not case.ok:
+        assert parsed.source is None, parsed
+        assert case.expect in parsed.reason
+        return
+    assert parsed.source is not None, parsed.reason
+    assert case.expect in parsed.source
+    if case.absent:
+        assert case.absent not in parsed.source
+    if case.note:
+        assert any(case.note in note for note in parsed.notes), parsed.notes
+    # Whatever the shape of the reply, the candidate is one bare definition of the target.
+    tree = ast.parse(parsed.source)
+    assert len(tree.body) == 1
+    definition = tree.body[0]
+    assert isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef))
+    assert definition.name == rules.name
+    assert definition.decorator_list == []
+    compile(parsed.source, "<candidate>", "exec")
+
+
+def test_accepted_source_keeps_the_models_formatting_and_comments() -> None:
+    reply = fenced("@regrow.heal\n" + FIX.replace("    return float(digits)", "    # keep the dot\n"
+                                                                                   "    return float(digits)"))
+    parsed = parse_reply(reply, rules_for(Case("x", "", True)))
+    assert parsed.source == FIX.replace("    return float(digits)", "    # keep the dot\n    return float(digits)")
+
+
+def test_imports_moved_in_run_inside_the_function() -> None:
+    reply = fenced('import re\n\ndef parse_price(text: str, currency: str = "$") -> float:\n'
+                   '    """Doc."""\n    return float(re.sub("[^0-9.]", "", text))\n')
+    parsed = parse_reply(reply, rules_for(Case("x", "", True)))
+    assert parsed.source is not None
+    namespace: dict[str, object] = {}
+    exec(parsed.source, namespace)  # no `re` in these globals: the import must be inside
+    assert namespace["parse_price"]("₹1,299.50") == 1299.5  # type: ignore[operator]
+    assert ast.get_docstring(ast.parse(parsed.source).body[0]) == "Doc."  # type: ignore[arg-type]
+
+
+def test_refusals_carry_the_code_they_refused() -> None:
+    parsed = parse_reply(fenced(FIX.replace("parse_price", "parse_cost")), rules_for(Case("x", "", True)))
+    assert parsed.source is None
+    assert "def parse_cost" in parsed.code
