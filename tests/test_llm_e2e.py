@@ -210,3 +210,32 @@ def test_the_default_chain_is_the_engine_alone_without_a_model(monkeypatch: pyte
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(regrow.ProposerError, match="needs an API key"):  # at configuration, not at the failure
         default_chain("anthropic:claude-sonnet-4-5")
+
+
+def parse_levy(text: str) -> float:
+    return float(text.replace("$", ""))
+
+
+def test_heal_with_a_model_string_reads_the_endpoint_from_the_environment(
+    server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    server.add(Text(RIGHT.format(name="parse_levy")))
+    events: list[regrow.Event] = []
+    healed = regrow.heal(tests=[rupees], model="openai:gpt-test", on_event=events.append)(parse_levy)
+
+    assert healed("₹1,299") == 1299.0
+    assert [e.message for e in events if e.type == "attempt_start"] == ["engine", "openai:gpt-test"]
+    assert len(server.requests) == 1
+
+
+def test_model_and_proposers_together_are_refused() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        regrow.heal(model="openai:gpt-test", proposers=[])
+
+
+def test_a_missing_key_is_an_error_at_decoration(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(regrow.ProposerError, match="OPENAI_API_KEY"):
+        regrow.heal(model="openai:gpt-test")

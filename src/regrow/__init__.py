@@ -8,6 +8,7 @@ PYTEST_DONT_REWRITE: regrow is a pytest plugin too, and is often imported before
 """
 
 from ._candidate import Candidate
+from ._chain import default_chain
 from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable, Verdict
 from ._config import disable, enable, is_enabled
 from ._engine import Engine
@@ -57,6 +58,7 @@ __all__ = [
     "Verdict",
     "VerificationError",
     "__version__",
+    "default_chain",
     "disable",
     "enable",
     "heal",

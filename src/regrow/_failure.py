@@ -134,7 +134,7 @@ def capture_exception(
     if own:
         frame, lineno = own[-1]
         local_values = dict(frame.f_locals)
-        line = _line_of(frame.f_code.co_filename, lineno, frame.f_globals)
+        line = redact_text(_line_of(frame.f_code.co_filename, lineno, frame.f_globals))
     user = traceback.StackSummary.extract(
         (f, n) for f, n in frames if not f.f_code.co_filename.startswith(_PACKAGE_DIR)
     )
@@ -168,7 +168,7 @@ def check_failure(
     ``lineno`` is the file line in the function where the failure surfaced, when known.
     """
     kwargs = dict(kwargs or {})
-    line = _line_of(func.__code__.co_filename, lineno, func.__globals__) if lineno else ""
+    line = redact_text(_line_of(func.__code__.co_filename, lineno, func.__globals__)) if lineno else ""
     return Failure(
         kind=kind,
         qualname=func.__qualname__,

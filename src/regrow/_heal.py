@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
+from ._chain import default_chain
 from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, in_evaluation, judge, return_annotation
 from ._config import SWITCHES
 from ._engine import Engine
@@ -258,9 +259,11 @@ def _note(exc: BaseException, text: str) -> None:
 
 
 def _options(
+    *,
     verify: Callable[[Any], object] | None,
     tests: Sequence[Test],
     proposers: Sequence[Proposer] | None,
+    model: str | None,
     sandbox: Sandbox | SandboxMode | None,
     max_candidates: int,
     max_attempts: int,
@@ -286,6 +289,10 @@ def _options(
         store = Store(store)
     if isinstance(sandbox, str):
         sandbox = make_sandbox(sandbox)
+    if model is not None:
+        if proposers is not None:
+            raise ValueError("give proposers= or model=, not both (model= is the engine, then that model)")
+        proposers = default_chain(model)
     if record < 0:
         raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
@@ -300,6 +307,7 @@ def heal(
     verify: Callable[[Any], object] | None = None,
     tests: Sequence[Test] = (),
     proposers: Sequence[Proposer] | None = None,
+    model: str | None = None,
     sandbox: Sandbox | SandboxMode | None = None,
     max_candidates: int = 2000,
     max_attempts: int = 3,
@@ -318,6 +326,7 @@ def heal(
     verify: Callable[[Any], object] | None = None,
     tests: Sequence[Test] = (),
     proposers: Sequence[Proposer] | None = None,
+    model: str | None = None,
     sandbox: Sandbox | SandboxMode | None = None,
     max_candidates: int = 2000,
     max_attempts: int = 3,
@@ -341,6 +350,9 @@ def heal(
       every fix must pass them. They run during repair and in ``f.__regrow__.check()``, never on
       healthy calls.
     - ``proposers``: the chain of proposers, tried in order (default: the built-in engine).
+    - ``model``: a model string (``"openai:gpt-5"``, ``"anthropic:claude-sonnet-4-5"``,
+      ``"ollama:qwen2.5-coder:7b"``…) to try after the engine; see ``docs/llm.md``. A missing SDK
+      or key is an error here, at decoration, not at the first failure.
     - ``sandbox``: where candidates are proven: ``"fork"`` (the default on Linux and macOS: a
       guarded child process with the live state), ``"inprocess"`` (fastest, time limit only),
       ``"pool"``, or a :class:`Sandbox`. See ``docs/sandbox.md`` for what each protects against.
@@ -357,8 +369,11 @@ def heal(
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.
     """
-    options = _options(verify, tests, proposers, sandbox, max_candidates, max_attempts, timeout, candidate_timeout,
-                       on_failure, on_event, cooldown, store, record)
+    options = _options(
+        verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
+        max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure=on_failure,
+        on_event=on_event, cooldown=cooldown, store=store, record=record,
+    )
 
     def decorate(fn: Any) -> Any:
         if SWITCHES.disabled or getattr(fn, "__regrow__", None) is not None:
@@ -398,6 +413,7 @@ def repair(
     tests: Sequence[Test] = (),
     verify: Callable[[Any], object] | None = None,
     proposers: Sequence[Proposer] | None = None,
+    model: str | None = None,
     sandbox: Sandbox | SandboxMode | None = None,
     max_candidates: int = 2000,
     max_attempts: int = 3,
@@ -413,8 +429,11 @@ def repair(
     returned, or not ``ok`` with the reason. With ``install`` (the default) a fix is installed
     into the live function. Coroutine functions are run with ``asyncio.run``.
     """
-    options = _options(verify, tests, proposers, sandbox, max_candidates, max_attempts, timeout, candidate_timeout,
-                       "raise", on_event, 0.0, store)
+    options = _options(
+        verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
+        max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure="raise",
+        on_event=on_event, cooldown=0.0, store=store,
+    )
     raw = unwrap(func)
     args, kwargs = tuple(args), dict(kwargs or {})
     replay = Replay(args, kwargs, verify, return_annotation(raw) if verify is None and not tests else
