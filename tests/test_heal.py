@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import threading
 import time
@@ -505,3 +506,68 @@ def test_sandbox_by_name(make_module, mode):
 def test_unknown_sandbox_name_is_refused():
     with pytest.raises(ValueError, match="unknown sandbox mode"):
         regrow.heal(sandbox="docker")  # type: ignore[arg-type]
+
+
+def test_without_an_oracle_a_constant_is_not_a_fix(make_module):
+    mod = make_module('''
+        import regrow
+        from scripted import Scripted
+
+        @regrow.heal(proposers=[Scripted("def parse(text: str) -> float:\\n    return 0.0\\n")])
+        def parse(text: str) -> float:
+            return float(text.replace("$", ""))
+    ''')
+    with pytest.raises(ValueError, match="could not convert"):
+        mod.parse("₹1,299")
+    verdict = regrow.state(mod.parse).last_result.history[0].verdict
+    assert verdict.check == "preserve" and "discards the function's logic" in verdict.reason
+
+
+def test_without_an_oracle_a_fix_must_keep_the_behaviour_around_the_failure(make_module):
+    mod = make_module('''
+        import regrow
+        from scripted import Scripted
+
+        PLUS = "def ratio(total: int, count: int) -> float:\\n    return total + count\\n"
+        GUARD = ("def ratio(total: int, count: int) -> float:\\n    if count == 0:\\n        return 0.0\\n"
+                 "    return total / count\\n")
+
+        @regrow.heal(proposers=[Scripted(PLUS, GUARD)])
+        def ratio(total: int, count: int) -> float:
+            return total / count
+    ''')
+    assert mod.ratio(5, 0) == 0.0
+    result = regrow.state(mod.ratio).last_result
+    first = result.history[0].verdict
+    assert first.check == "preserve" and "agrees with the original on 0 of" in first.reason
+    assert "if count == 0" in result.fix.source
+    assert mod.ratio(6, 3) == 2.0
+
+
+class _BrokenSandbox:
+    name = "broken"
+
+    def call(self, fn, *args, limits=None):
+        raise RuntimeError("the sandbox itself is broken")
+
+    def close(self):
+        pass
+
+
+def test_a_fault_inside_regrow_never_replaces_the_users_exception(make_module, caplog):
+    mod = make_module('''
+        import regrow
+
+        def check(fn):
+            assert fn(1) == 1
+
+        @regrow.heal(tests=[check])
+        def f(x):
+            return x // 0
+    ''')
+    regrow.state(mod.f).options = dataclasses.replace(regrow.state(mod.f).options, sandbox=_BrokenSandbox())
+    with pytest.raises(ZeroDivisionError) as info:
+        mod.f(1)
+    ledger = "\n".join(getattr(info.value, "__notes__", [])) or getattr(info.value, "__regrow_ledger__", "")
+    assert "healing failed inside regrow" in ledger and "sandbox itself is broken" in ledger
+    assert "failed inside regrow" in caplog.text

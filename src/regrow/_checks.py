@@ -145,6 +145,62 @@ class Recorded:
                                   f"before the failure, {redact_text(safe_repr(got))} now")
 
 
+class Preserves:
+    """With no oracle but the replay, a fix must keep what the original did around the failure.
+
+    ``calls`` are small variations of the failing call and ``expected`` the original's result on
+    each (a repr, ``None`` where it raised). A fix must agree with the original on at least half
+    of the calls where the original returned — it repairs the failure, it does not rewrite the
+    function (``total / count`` → ``total + count`` stops the ``ZeroDivisionError`` too). Where
+    the original raised on every call there is nothing to agree with, and a candidate returning
+    one constant throughout (``return 0``) is refused, unless it is ``None`` or a bool.
+    """
+
+    cost = 20
+    name = "preserve"
+
+    def __init__(self, calls: Sequence[tuple[tuple[Any, ...], Mapping[str, Any]]],
+                 expected: Sequence[str | None]) -> None:
+        self.calls = list(calls)
+        self.expected = list(expected)
+
+    def __call__(self, fn: Callable[..., Any]) -> None:
+        got: list[str | None] = []
+        value: Any = None
+        for args, kwargs in self.calls:
+            fresh_args, fresh_kwargs = _fresh(args, kwargs)
+            try:
+                value = _call(fn, fresh_args, fresh_kwargs)
+                got.append(safe_repr(value))
+            except Exception:
+                got.append(None)
+        returned = [(before, after) for before, after in zip(self.expected, got, strict=True) if before is not None]
+        if returned:
+            agree = sum(before == after for before, after in returned)
+            if 2 * agree < len(returned):
+                raise CheckFailed(f"agrees with the original on {agree} of the {len(returned)} variations of the "
+                                  "failing call where the original returned: it changes the function, not the fault")
+        elif len(set(got)) == 1 and got[0] is not None and not (value is None or isinstance(value, bool)):
+            raise CheckFailed(f"returns {redact_text(got[0])} for every variation of the failing call (where the "
+                              "original raised on all): that discards the function's logic rather than fixing it")
+
+
+def original_results(target: Target, calls: Sequence[tuple[tuple[Any, ...], Mapping[str, Any]]]) -> list[str | None]:
+    """The sandbox job: the original function's result (a repr) on each call, ``None`` where it raised."""
+    original = types.FunctionType(target.original_code, target.func.__globals__, target.name,
+                                  target.original_defaults, target.func.__closure__)
+    original.__kwdefaults__ = target.original_kwdefaults
+    shown: list[str | None] = []
+    with evaluating():
+        for args, kwargs in calls:
+            fresh_args, fresh_kwargs = _fresh(args, kwargs)
+            try:
+                shown.append(safe_repr(_call(original, fresh_args, fresh_kwargs)))
+            except Exception:
+                shown.append(None)
+    return shown
+
+
 def judge(verify: Callable[[Any], object], result: Any) -> None:
     """Apply a ``verify=`` predicate to ``result``; raise :class:`CheckFailed` unless it accepts it."""
     shown = redact_text(safe_repr(result))

@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import functools
 import inspect
+import logging
 import sys
 import threading
 import time
@@ -23,19 +24,32 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
 from ._chain import default_chain
-from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, in_evaluation, judge, return_annotation
+from ._checks import (
+    Check,
+    CheckFailed,
+    Preserves,
+    Recorded,
+    Replay,
+    TestCallable,
+    in_evaluation,
+    judge,
+    original_results,
+    return_annotation,
+)
 from ._config import SWITCHES
 from ._engine import Engine
 from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._proposer import Proposer
-from ._sandbox import Sandbox, make_sandbox
+from ._sandbox import Limits, Sandbox, make_sandbox
 from ._sandbox import default_sandbox as platform_sandbox
 from ._session import Budget, RepairResult, Session
 from ._store import CacheProposer, Store
 from ._target import Target, refusal, unwrap
 from ._wrapper import NONE, RAISE, RETRY, make_wrapper
+
+log = logging.getLogger("regrow")
 
 F = TypeVar("F", bound=Callable[..., Any])
 OnFailure = Literal["raise", "return_none"]
@@ -110,6 +124,14 @@ class Healing:
     def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         if SWITCHES.disabled or in_evaluation():
             return RAISE
+        try:
+            return self._on_error(exc, args, kwargs)
+        except Exception as internal:  # a fault in regrow itself must never replace the user's error
+            log.exception("regrow: healing %s failed inside regrow", self.func.__qualname__)
+            _note(exc, f"regrow: healing failed inside regrow: {internal!r}")
+            return RAISE
+
+    def _on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         failing_code = _failing_code(exc, self.func)
         with self._lock:
             if failing_code is not None and failing_code is not self.func.__code__:
@@ -129,6 +151,15 @@ class Healing:
     def on_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         if SWITCHES.disabled or in_evaluation():
             return self._reject(value, "verify rejected the result (healing is off)")
+        try:
+            decision = self._on_rejected(value, args, kwargs)
+        except Exception as internal:  # a fault in regrow itself: the rejection stands, as without a repair
+            log.exception("regrow: healing %s failed inside regrow", self.func.__qualname__)
+            return self._reject(value, f"healing failed inside regrow: {internal!r}")
+        return decision if decision is RETRY else self._reject(value, str(decision))
+
+    def _on_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        """``RETRY`` when a fix is installed, else the reason (a string) for the rejection."""
         verify = self.options.verify
         assert verify is not None  # the wrapper only calls this with a predicate
         installs = self._installs
@@ -145,7 +176,7 @@ class Healing:
             result = self._repair(failure, replay)
         if result is not None and result.ok:
             return RETRY
-        return self._reject(value, result.ledger() if result is not None else reason)
+        return result.ledger() if result is not None else reason
 
     def _reject(self, value: Any, reason: str) -> object:
         if self.options.on_failure == "return_none":
@@ -183,9 +214,14 @@ class Healing:
         checks = [replay, *self._regressions, *(TestCallable(t) for t in self.options.tests)]
         if self._recorded:
             checks.append(Recorded(list(self._recorded)))
+        sandbox = self.options.sandbox or default_sandbox()
+        if self.options.verify is None and not self.options.tests and not self._recorded:
+            guard = _preserves(self.target, failure, sandbox)
+            if guard is not None:
+                checks.append(guard)
         session = Session(
             self.target, failure, checks, self.options.chain(),
-            sandbox=self.options.sandbox or default_sandbox(),
+            sandbox=sandbox,
             budget=self.options.budget,
             on_event=self.options.on_event,
             rebind=self._rebind,
@@ -236,6 +272,23 @@ class Healing:
                     raise TestsFailedError(result.ledger() if result else reason) from exc
                 return result
         return None
+
+
+def _preserves(target: Target, failure: Failure, sandbox: Sandbox) -> Preserves | None:
+    """The guard of the no-oracle case (no ``verify=``, ``tests=`` or ``record=``): see :class:`Preserves`.
+
+    The original's results on variations of the failing call are found once, in the sandbox (the
+    original may have side effects, or hang on a variation); where that fails there is no guard.
+    """
+    from ._engine._inputs import Call, derive
+
+    calls = [(c.args, c.kwargs) for c in derive([Call(tuple(failure.args), dict(failure.kwargs))], limit=24)]
+    if len(calls) < 2:
+        return None
+    outcome = sandbox.call(original_results, target, calls, limits=Limits(timeout=2.0))
+    if not outcome.ok or not isinstance(outcome.value, list) or len(outcome.value) != len(calls):
+        return None
+    return Preserves(calls, outcome.value)
 
 
 def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeType | None:

@@ -9,7 +9,7 @@ import dataclasses
 import logging
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ._candidate import Candidate, unified_diff
@@ -128,28 +128,26 @@ class Session:
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, self.handlers)
-            try:
-                for proposed in proposer.propose(request):
-                    if len(self.history) >= self.budget.max_candidates:
-                        return self._failed(f"candidate budget of {self.budget.max_candidates} spent")
-                    if time.monotonic() >= deadline:
-                        return self._failed(f"time budget of {self.budget.timeout:g}s spent")
-                    key = proposed.source.strip()
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    candidate = dataclasses.replace(proposed, attempt=number)
-                    self._emit("candidate", attempt=number, candidate=candidate)
-                    verdict = self.judge(candidate)
-                    self.history.append(Attempt(candidate, verdict))
-                    self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
-                    if verdict.ok:
-                        return RepairResult(True, self.target.qualname, self.failure, candidate, verdict,
-                                            self.history)
-            except Exception as exc:  # a broken proposer must not end the session: try the next one
-                log.warning("regrow: proposer %s failed: %s", proposer.name, exc, exc_info=True)
-                self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {exc}")
-                reason = f"proposer {proposer.name} failed: {exc}"
+            proposals = _Guarded(proposer, request)
+            for proposed in proposals:
+                if len(self.history) >= self.budget.max_candidates:
+                    return self._failed(f"candidate budget of {self.budget.max_candidates} spent")
+                if time.monotonic() >= deadline:
+                    return self._failed(f"time budget of {self.budget.timeout:g}s spent")
+                key = proposed.source.strip()
+                if key in seen:
+                    continue
+                seen.add(key)
+                candidate = dataclasses.replace(proposed, attempt=number)
+                self._emit("candidate", attempt=number, candidate=candidate)
+                verdict = self.judge(candidate)
+                self.history.append(Attempt(candidate, verdict))
+                self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
+                if verdict.ok:
+                    return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history)
+            if proposals.error is not None:  # a broken proposer must not end the session: try the next one
+                self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {proposals.error}")
+                reason = f"proposer {proposer.name} failed: {proposals.error}"
             else:
                 reason = "every proposer ran out of candidates"
         return self._failed(reason)
@@ -176,3 +174,38 @@ class Session:
         self._emit("installed", candidate=fix, message=mode)
         log.info("regrow: installed a fix for %s (%s)", self.target.qualname, fix.describe())
         return mode
+
+
+class _Guarded:
+    """Iterates a proposer's candidates; a proposer that raises ends its own stream, not the session.
+
+    Only the proposer's code is guarded: a fault while judging a candidate (in the sandbox, in the
+    checks) is regrow's own and propagates.
+    """
+
+    def __init__(self, proposer: Proposer, request: Request) -> None:
+        self.name = proposer.name
+        self.error: Exception | None = None
+        try:
+            self._it: Iterator[Candidate] | None = iter(proposer.propose(request))
+        except Exception as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> None:
+        log.warning("regrow: proposer %s failed: %s", self.name, exc, exc_info=True)
+        self.error, self._it = exc, None
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return self
+
+    def __next__(self) -> Candidate:
+        if self._it is None:
+            raise StopIteration
+        try:
+            return next(self._it)
+        except StopIteration:
+            self._it = None
+            raise
+        except Exception as exc:
+            self._fail(exc)
+            raise StopIteration from None
