@@ -496,8 +496,13 @@ def repair(
     if failure is None:
         return RepairResult(True, raw.__qualname__, None, reason="nothing to repair: every check passed",
                             value=_run(raw, args, kwargs))
-    session = Session(Target.of(raw), failure, checks, options.chain(), sandbox=options.sandbox or default_sandbox(),
-                      budget=options.budget, on_event=options.on_event, store=options.store)
+    target, sandbox_used = Target.of(raw), options.sandbox or default_sandbox()
+    if verify is None and not tests:
+        guard = _preserves(target, failure, sandbox_used)
+        if guard is not None:
+            checks.append(guard)
+    session = Session(target, failure, checks, options.chain(), sandbox=sandbox_used, budget=options.budget,
+                      on_event=options.on_event, store=options.store)
     result = session.run(install=install)
     if result.ok and install:
         result.value = _run(raw, args, kwargs)
