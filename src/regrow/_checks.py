@@ -7,7 +7,6 @@ first and the first failure stops the rest; its reason is what the next attempt 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import dataclasses
@@ -75,8 +74,16 @@ class Check(Protocol):
 def _call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
     result = fn(*args, **kwargs)
     if inspect.iscoroutine(result):
-        result = asyncio.run(result)
+        result = _run_coroutine(result)
     return result
+
+
+def _run_coroutine(coroutine: Any) -> Any:
+    # asyncio is imported here, not at the top: it doubles regrow's import footprint, and every
+    # forked sandbox child pays for the parent's size.
+    import asyncio
+
+    return asyncio.run(coroutine)
 
 
 def _fresh(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -258,7 +265,7 @@ class TestCallable:
         try:
             result = self.test(fn)
             if inspect.iscoroutine(result):
-                asyncio.run(result)
+                _run_coroutine(result)
         except AssertionError as exc:
             raise CheckFailed(_assertion_text(exc)) from exc
 

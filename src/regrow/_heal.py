@@ -6,7 +6,6 @@ logic lives here beyond deciding *whether* a failure starts a session.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextlib
 import copy
@@ -31,6 +30,7 @@ from ._checks import (
     Recorded,
     Replay,
     TestCallable,
+    _run_coroutine,
     in_evaluation,
     judge,
     original_results,
@@ -185,9 +185,13 @@ class Healing:
                                 value, reason)
 
     async def aon_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        import asyncio  # only async targets get here, and their caller has asyncio loaded already
+
         return await asyncio.to_thread(self.on_error, exc, args, kwargs)
 
     async def aon_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        import asyncio
+
         return await asyncio.to_thread(self.on_rejected, value, args, kwargs)
 
     def remember(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
@@ -524,4 +528,4 @@ def _first_failure(raw: types.FunctionType, checks: Sequence[Check], args: tuple
 
 def _run(raw: types.FunctionType, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     value = raw(*args, **kwargs)
-    return asyncio.run(value) if inspect.iscoroutine(value) else value
+    return _run_coroutine(value) if inspect.iscoroutine(value) else value
