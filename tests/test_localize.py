@@ -9,7 +9,7 @@ from typing import Any
 
 from regrow._checks import TestCallable
 from regrow._engine._inputs import Call, derive
-from regrow._engine._localize import Run, Spectrum, record, suspicion, trace
+from regrow._engine._localize import Run, Spectrum, record, suspicion, trace_job
 from regrow._engine._worker import Worker
 from regrow._target import Target
 
@@ -49,8 +49,7 @@ def checks() -> list[TestCallable]:
 
 def spectrum_of(func: Callable[..., Any], tests: list[TestCallable], timeout: float = 1.0) -> Spectrum:
     target = Target.of(func)
-    jobs = {"trace": lambda index: trace(target, tests[index], timeout)}
-    with Worker(jobs) as worker:
+    with Worker({"trace": trace_job(target, tests, timeout)}, trusted={"trace"}) as worker:
         return record(tests, worker, timeout)
 
 
@@ -65,8 +64,8 @@ def test_ochiai_ranks_the_buggy_line_first() -> None:
 
 def test_the_checks_inputs_are_recorded() -> None:
     spectrum = spectrum_of(shipping, checks())
-    assert [c.args for c in spectrum.calls()] == [(1, False), (20, False), (1, True)]
-    assert [c.args for c in spectrum.calls(passing_only=True)] == [(1, False), (20, False)]
+    assert [c.open().args for c in spectrum.calls()] == [(1, False), (20, False), (1, True)]
+    assert [c.open().args for c in spectrum.calls(passing_only=True)] == [(1, False), (20, False)]
 
 
 def test_tracing_restores_the_function() -> None:

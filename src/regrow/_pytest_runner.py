@@ -155,6 +155,8 @@ def _direct_call(item: Any) -> Callable[[], object] | None:
     if any(name not in params for name in item.fixturenames):
         return None  # a real fixture (or an autouse one) is involved
     names = list(item._fixtureinfo.argnames)
+    if not names:
+        return function  # type: ignore[no-any-return]
 
     def call() -> object:
         try:  # fresh copies: a candidate that mutates its argument must not spoil the next run
@@ -222,3 +224,32 @@ def close_suites() -> None:
         _suites.clear()
     for suite in suites:
         suite.close()
+
+
+def use_temp_root(root: str) -> None:
+    """Make ``tmp_path`` and ``tmpdir`` of every open suite fresh folders under ``root`` (call in a sandboxed
+    child before its guard, with ``root`` inside its scratch folder).
+
+    pytest would otherwise make them under a base folder the host may already have chosen, outside
+    the scratch folder, and point a best-effort ``<prefix>current`` symlink at each new one: the
+    guard refuses symlinks (a way out of the scratch folder), so that step is skipped here.
+    """
+    with _suites_lock:
+        suites = list(_suites.values())
+    if not suites:
+        return
+    import _pytest.pathlib
+    import _pytest.tmpdir
+
+    for module in (_pytest.pathlib, _pytest.tmpdir):
+        if hasattr(module, "_force_symlink"):
+            setattr(module, "_force_symlink", _no_symlink)  # noqa: B010 - a private name of pytest's
+    for number, suite in enumerate(suites):
+        factory = getattr(suite.config, "_tmp_path_factory", None)
+        if factory is not None and hasattr(factory, "_given_basetemp") and hasattr(factory, "_basetemp"):
+            factory._given_basetemp = Path(root, f"pytest-{number}")  # made on first use
+            factory._basetemp = None
+
+
+def _no_symlink(*args: object) -> None:
+    return None

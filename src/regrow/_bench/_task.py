@@ -26,8 +26,8 @@ from typing import Any
 
 from .._checks import Check, PytestTests, evaluate
 from .._engine import OPERATORS, Engine
-from .._engine._inputs import Call, behaviour, derive
-from .._engine._localize import Spectrum, record, split_checks, trace
+from .._engine._inputs import SealedCall, behaviour, open_all, signatures, variations, vary_job
+from .._engine._localize import Spectrum, record, split_checks, trace_job
 from .._engine._rank import behaviour_of
 from .._engine._worker import Worker
 from .._errors import RegrowError
@@ -85,21 +85,26 @@ def _run(task: Task, proposer: str, model: str | None, deadline: float, max_cand
 
 
 def _worker(target: Target, tests: PytestTests, reference: tuple[str, types.FunctionType] | None) -> Worker:
-    """A worker that runs the tests on the buggy version, the reference and a fix, and compares them."""
+    """A worker that runs the tests on the buggy version, the reference and a fix, and compares them.
+
+    Jobs take and return plain data (recorded calls travel sealed); only tracing is trusted.
+    """
     fine = split_checks([tests])
     ref_source, ref = reference or ("", None)
 
     def on_reference() -> dict[str, Any]:
         try:
-            return evaluate(target, ref_source, [tests])
+            verdict = evaluate(target, ref_source, [tests])
+            return {"ok": bool(verdict["ok"]), "reason": str(verdict["reason"])}
         finally:
             target.restore()
 
-    def differential(fix: str, calls: list[Call]) -> tuple[list[str], list[str]]:
-        return behaviour(ref, calls) if ref else [], behaviour_of(target, fix, calls)
+    def differential(fix: str, plain: list[Any]) -> list[list[str]]:
+        calls = open_all(plain)
+        return [behaviour(ref, calls) if ref else [], behaviour_of(target, fix, calls)]
 
-    return Worker({"trace": lambda index: trace(target, fine[index], _TEST_TIMEOUT), "reference": on_reference,
-                   "differential": differential})
+    return Worker({"trace": trace_job(target, fine, _TEST_TIMEOUT), "reference": on_reference,
+                   "vary": vary_job, "differential": differential}, trusted={"trace"})
 
 
 def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: list[Proposer], deadline: float,
@@ -184,7 +189,7 @@ def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
 
 
 def _check_reference(worker: Worker, tests: int) -> None:
-    status, verdict = worker.call("reference", timeout=_TEST_TIMEOUT * max(tests, 1) + 1.0)
+    status, verdict = worker.call("reference", timeout=_TEST_TIMEOUT * max(tests, 1) + 1.0, read=_read_reference)
     if status == "timeout":
         raise Stop("reference-fails", "the tests hang on the reference")
     if status != "ok":
@@ -193,11 +198,24 @@ def _check_reference(worker: Worker, tests: int) -> None:
         raise Stop("reference-fails", f"the tests fail on the reference: {verdict['reason']}")
 
 
+def _read_reference(data: Any) -> dict[str, Any]:
+    if type(data) is not dict or type(data.get("ok")) is not bool or type(data.get("reason")) is not str:
+        raise ValueError("not a verdict on the reference")
+    return data
+
+
 def _judge(worker: Worker, fix: str, baseline: Spectrum) -> dict[str, Any]:
     """Differential testing of the fix against the reference on the tests' inputs and variations."""
     given = baseline.calls()
-    calls = [*given, *derive(given, limit=200)]
-    status, value = worker.call("differential", fix, calls, timeout=0.5 * len(calls) + 5.0)
+    calls = [*given, *variations(worker, given, limit=200, timeout=30.0)]
+
+    def read(data: Any) -> tuple[list[str], list[str]]:
+        if type(data) is not list or len(data) != 2:
+            raise ValueError("expected the reference's and the fix's behaviour")
+        return signatures(len(calls))(data[0]), signatures(len(calls))(data[1])
+
+    status, value = worker.call("differential", fix, [call.to_plain() for call in calls],
+                                timeout=0.5 * len(calls) + 5.0, read=read)
     if status != "ok":
         return {"correct": None, "agreement": f"not judged: {status} {value or ''}".strip()}
     expected, got = value
@@ -209,9 +227,8 @@ def _judge(worker: Worker, fix: str, baseline: Spectrum) -> dict[str, Any]:
     return verdict
 
 
-def _counterexample(call: Call, expected: str, got: str) -> str:
-    args = ", ".join([*(repr(a)[:80] for a in call.args), *(f"{k}={v!r}"[:80] for k, v in call.kwargs.items())])
-    return f"f({args}): reference {expected[:200]}, fix {got[:200]}"
+def _counterexample(call: SealedCall, expected: str, got: str) -> str:
+    return f"f({call.shown}): reference {expected[:200]}, fix {got[:200]}"
 
 
 def _confidence(note: str) -> float | None:

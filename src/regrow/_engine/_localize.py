@@ -6,6 +6,9 @@ hook that traces only those code objects before. Lines are scored with Ochiai ov
 passing checks; ties, and functions no check reaches, fall back to distance from the failing line.
 The same runs record the calls the checks made (the inputs the overfitting guard varies) and how
 long the original takes on passing checks (the basis of the per-candidate time limit).
+
+A run crosses from the worker to the host as plain data (:meth:`Run.to_plain`,
+:meth:`Run.from_plain`), its recorded calls sealed (see :mod:`._inputs`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import pickle
 import sys
 import time
 import traceback
@@ -23,7 +25,7 @@ from typing import Any
 
 from .._checks import Check, CheckFailed, evaluating
 from .._target import Target
-from ._inputs import Call, arguments_of
+from ._inputs import Call, SealedCall, arguments_of, seal_all
 from ._worker import Overrun, Worker, time_limit
 
 _MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memory
@@ -38,10 +40,38 @@ class Run:
     passed: bool
     lines: frozenset[int]  # file lines of the target that ran
     duration: float
-    calls: list[Call]
+    calls: list[SealedCall]
     timed_out: bool = False
     failing_line: int | None = None  # file line in the target where it raised, if it did
     reason: str = ""  # why it failed
+
+    def to_plain(self) -> dict[str, Any]:
+        """This run as plain data, to cross from a worker to the host."""
+        return {"check": self.check, "passed": self.passed, "lines": sorted(self.lines), "duration": self.duration,
+                "calls": [call.to_plain() for call in self.calls], "timed_out": self.timed_out,
+                "failing_line": self.failing_line, "reason": self.reason}
+
+    @classmethod
+    def from_plain(cls, data: Any) -> Run:
+        """A run from untrusted plain data; ``ValueError`` unless every field has the right type."""
+        if type(data) is not dict or set(data) != _RUN_FIELDS:
+            raise ValueError("a run must be an object with the fields " + ", ".join(sorted(_RUN_FIELDS)))
+        lines, calls, duration, line = data["lines"], data["calls"], data["duration"], data["failing_line"]
+        if type(lines) is not list or not all(type(item) is int for item in lines):
+            raise ValueError("a run's lines must be a list of int")
+        if type(calls) is not list:
+            raise ValueError("a run's calls must be a list")
+        if type(duration) not in (int, float) or not (line is None or type(line) is int):
+            raise ValueError("a run's duration must be a number and its failing line an int or null")
+        if type(data["check"]) is not str or type(data["reason"]) is not str:
+            raise ValueError("a run's check and reason must be strings")
+        if type(data["passed"]) is not bool or type(data["timed_out"]) is not bool:
+            raise ValueError("a run's passed and timed_out must be booleans")
+        return cls(data["check"], data["passed"], frozenset(lines), float(duration),
+                   [SealedCall.from_plain(call) for call in calls], data["timed_out"], line, data["reason"])
+
+
+_RUN_FIELDS = frozenset({"check", "passed", "lines", "duration", "calls", "timed_out", "failing_line", "reason"})
 
 
 @dataclasses.dataclass
@@ -72,13 +102,13 @@ class Spectrum:
     def failing_line(self) -> int | None:
         return next((run.failing_line for run in self.failing if run.failing_line), None)
 
-    def calls(self, passing_only: bool = False) -> list[Call]:
+    def calls(self, passing_only: bool = False) -> list[SealedCall]:
         """Distinct recorded calls, in order (from passing checks only, if asked)."""
         runs = self.passing if passing_only else self.runs
-        seen: dict[str, Call] = {}
+        seen: dict[str, SealedCall] = {}
         for run in runs:
             for call in run.calls:
-                seen.setdefault(call.key(), call)
+                seen.setdefault(call.key, call)
         return list(seen.values())
 
     def passing_time(self) -> float:
@@ -116,12 +146,12 @@ def split_checks(checks: Sequence[Check]) -> list[Check]:
 
 def record(checks: Sequence[Check], worker: Worker, timeout: float = 1.0, deadline: float | None = None) -> Spectrum:
     """Run each check (by its index in ``checks``) on the original under coverage, in the worker's
-    ``"trace"`` job (see :func:`trace`); a time limit on each, and overall."""
+    ``"trace"`` job (see :func:`trace_job`); a time limit on each, and overall."""
     runs = []
     for index, check in enumerate(checks):
         if deadline is not None and time.monotonic() >= deadline:
             break
-        status, value = worker.call("trace", index, timeout=timeout + _GRACE)
+        status, value = worker.call("trace", index, timeout=timeout + _GRACE, read=Run.from_plain)
         if status == "ok" and isinstance(value, Run):
             runs.append(value)
         else:  # killed: coverage lost, but it still counts as a failing check
@@ -130,8 +160,17 @@ def record(checks: Sequence[Check], worker: Worker, timeout: float = 1.0, deadli
     return Spectrum(runs)
 
 
+def trace_job(target: Target, checks: Sequence[Check], limit: float) -> Callable[[int], dict[str, Any]]:
+    """The ``"trace"`` job for a worker: :func:`trace` of the check at an index, as plain data.
+
+    It runs only the original and the user's own checks, and needs ``sys.settrace`` (which the
+    worker's audit hook refuses): give the worker ``trusted={"trace"}``.
+    """
+    return lambda index: trace(target, checks[index], limit).to_plain()
+
+
 def trace(target: Target, check: Check, limit: float) -> Run:
-    """The ``"trace"`` job: run ``check`` on the original function under coverage, for ``limit`` seconds."""
+    """Run ``check`` on the original function under coverage, for ``limit`` seconds."""
     live = target.func
     saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
     tracer = _Tracer(target.original_code)
@@ -152,16 +191,7 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     reason = f"{check.name} timed out after {limit:g}s" if timed_out else _reason(failure)
     failing_line = _line_in(target, failure) if failure is not None else None
     return Run(check.name, failure is None and not timed_out, frozenset(tracer.lines), duration,
-               _picklable(tracer.calls), timed_out, failing_line, reason)
-
-
-def _picklable(calls: list[Call]) -> list[Call]:
-    kept = []
-    for call in calls:
-        with contextlib.suppress(Exception):
-            pickle.dumps(call)
-            kept.append(call)
-    return kept
+               seal_all(tracer.calls), timed_out, failing_line, reason)
 
 
 def _reason(failure: BaseException | None) -> str:

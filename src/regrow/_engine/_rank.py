@@ -17,11 +17,12 @@ from typing import Any
 from .._candidate import Candidate
 from .._target import Target
 from ._edits import TIER_NAMES
-from ._inputs import Call, behaviour, derive, returned
+from ._inputs import Call, SealedCall, behaviour, open_all, returned, signatures, variations
 from ._localize import Spectrum
 from ._worker import Worker
 
 _MAX_INPUTS = 80
+_VARIATIONS = 120  # at most this many variations of the given calls
 _CALL_LIMIT = 0.25  # seconds one call may take on a compared input
 
 
@@ -49,12 +50,13 @@ class Evidence:
                 f"{agreement}{raised}; confidence {self.confidence:.2f}")
 
 
-def guard_inputs(spectrum: Spectrum | None) -> list[Call]:
-    """The calls to compare on: those of passing checks (all checks if none passed) and variations."""
+def guard_inputs(spectrum: Spectrum | None, worker: Worker) -> list[SealedCall]:
+    """The calls to compare on: those of passing checks (all checks if none passed) and variations
+    (made in the worker, which alone may open the calls)."""
     if spectrum is None:
         return []
     given = spectrum.calls(passing_only=True) or spectrum.calls()
-    return [*given, *derive(given)][:_MAX_INPUTS]
+    return [*given, *variations(worker, given, min(_VARIATIONS, _MAX_INPUTS - len(given)))][:_MAX_INPUTS]
 
 
 @contextmanager
@@ -69,8 +71,13 @@ def installed(target: Target, source: str) -> Iterator[Callable[..., Any]]:
         live.__code__, live.__defaults__, live.__kwdefaults__ = saved
 
 
+def behaviour_job(target: Target) -> Callable[[str | None, Any], list[str]]:
+    """The ``"behaviour"`` job for a worker: :func:`behaviour_of` on plain sealed calls, opened there."""
+    return lambda source, calls: behaviour_of(target, source, open_all(calls))
+
+
 def behaviour_of(target: Target, source: str | None, calls: Sequence[Call]) -> list[str]:
-    """The ``"behaviour"`` job: signatures of the original (``source`` None) or a candidate on ``calls``."""
+    """Signatures of the original (``source`` None) or a candidate on ``calls``."""
     if source is None:
         return behaviour(target.func, calls, _CALL_LIMIT)
     with installed(target, source) as fn:
@@ -79,15 +86,19 @@ def behaviour_of(target: Target, source: str | None, calls: Sequence[Call]) -> l
 
 def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -> list[Evidence]:
     """``found`` measured against the original and sorted best first, each with a confidence."""
-    calls = guard_inputs(spectrum)
+    if not found:
+        return []
+    calls = guard_inputs(spectrum, worker)
     limit = _CALL_LIMIT * len(calls) + 1.0
-    status, original = worker.call("behaviour", None, calls, timeout=limit)
+    plain = [call.to_plain() for call in calls]
+    status, original = worker.call("behaviour", None, plain, timeout=limit, read=signatures(len(calls)))
     if status != "ok":  # the original itself hangs on them: no evidence to rank by
         original = ["timeout"] * len(calls)
-    kept = [(call, outcome) for call, outcome in zip(calls, original, strict=True) if returned(outcome)]
+    kept = [(call, outcome) for call, outcome in zip(plain, original, strict=True) if returned(outcome)]
     behaviours: list[list[str]] = []
     for evidence in found:
-        status, outcomes = worker.call("behaviour", evidence.candidate.source, [c for c, _ in kept], timeout=limit)
+        status, outcomes = worker.call("behaviour", evidence.candidate.source, [c for c, _ in kept], timeout=limit,
+                                       read=signatures(len(kept)))
         if status != "ok":
             outcomes = ["timeout"] * len(kept)
         behaviours.append(outcomes)

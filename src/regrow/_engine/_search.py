@@ -23,9 +23,10 @@ from .._events import Event, emit
 from .._proposer import Request
 from .._target import Target, find_function
 from ._edits import EditSizes, Operator, Replacement
-from ._localize import Spectrum, record, split_checks, suspicion, trace
+from ._inputs import vary_job
+from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._operators import OPERATORS
-from ._rank import Evidence, behaviour_of, rank
+from ._rank import Evidence, behaviour_job, rank
 from ._scope import Scope, Site
 from ._splice import splice
 from ._worker import Overrun, Worker, time_limit
@@ -165,14 +166,19 @@ class Engine:
             yield dataclasses.replace(evidence.candidate, note=evidence.note(number, len(ranked)))
 
     def _worker(self, request: Request) -> Worker:
-        """A worker forked with the tests collected, ready to trace, judge and compare."""
+        """A worker forked with the tests collected, ready to trace, judge and compare.
+
+        Tracing runs only the original under the user's own checks; it needs ``sys.settrace``, which
+        the worker's audit hook refuses, so it is the one trusted job (see :class:`Worker`).
+        """
         target, checks = request.target, list(request.checks)
         fine = split_checks(checks)  # collects pytest suites now, so the child inherits them
         return Worker({
-            "trace": lambda index: trace(target, fine[index], self.localize_timeout),
+            "trace": trace_job(target, fine, self.localize_timeout),
             "judge": lambda source, limit: _judge(target, source, checks, limit),
-            "behaviour": lambda source, calls: behaviour_of(target, source, calls),
-        }, fork=self.fork)
+            "vary": vary_job,
+            "behaviour": behaviour_job(target),
+        }, fork=self.fork, trusted={"trace"})
 
     def plan(self, request: Request, worker: Worker | None = None) -> Plan:
         """Localize the fault (given a worker to run the checks in) and rank every edit of the target."""
@@ -227,10 +233,7 @@ class Engine:
             if stats.evaluated >= budget or time.monotonic() >= deadline or since_first > self.neighbourhood:
                 break
             stats.evaluated += 1
-            status, verdict = worker.call("judge", candidate.source, timeout, timeout=timeout + _GRACE)
-            if status != "ok":
-                plan.target.restore()  # an in-process evaluation cut short may not have put it back
-                verdict = {"ok": False, "check": "sandbox", "reason": f"{status} after {timeout:.2g}s"}
+            verdict = judge(worker, plan.target, candidate.source, timeout)
             if request.events:  # the front-end shows every candidate the engine judged
                 emit(request.events, Event("verdict", plan.target.qualname, request.attempt, candidate,
                                            Verdict(verdict["ok"], verdict["check"], verdict["reason"])))
@@ -245,6 +248,28 @@ class Engine:
         return found
 
 
+def judge(worker: Worker, target: Target, source: str, timeout: float) -> dict[str, Any]:
+    """The verdict on ``source`` from the worker's ``"judge"`` job: ``{ok, check, reason}``.
+
+    A call that ends without a verdict (timeout, crash, a refusal of the guard, a malformed reply)
+    is a failed verdict of the check ``"sandbox"``, with the reason.
+    """
+    status, verdict = worker.call("judge", source, timeout, timeout=timeout + _GRACE, read=_read_verdict)
+    if status == "ok":
+        return verdict  # type: ignore[no-any-return]
+    target.restore()  # an in-process evaluation cut short may not have put it back
+    why = {"timeout": f"timeout after {timeout:.2g}s", "refused": str(verdict)}.get(status, f"{status}: {verdict}")
+    return {"ok": False, "check": "sandbox", "reason": why}
+
+
+def _read_verdict(data: Any) -> dict[str, Any]:
+    """A ``"judge"`` reply from the worker, checked: ``ValueError`` unless it is a verdict."""
+    if (type(data) is not dict or set(data) != {"ok", "check", "reason"} or type(data["ok"]) is not bool
+            or type(data["check"]) is not str or type(data["reason"]) is not str):
+        raise ValueError("not a verdict: expected {ok: bool, check: str, reason: str}")
+    return data
+
+
 def _judge(target: Target, source: str, checks: Sequence[Check], limit: float) -> dict[str, Any]:
     """The ``"judge"`` job: whether ``source`` passes every check within ``limit`` seconds, and why not."""
     started = time.monotonic()
@@ -253,7 +278,7 @@ def _judge(target: Target, source: str, checks: Sequence[Check], limit: float) -
             verdict = evaluate(target, source, checks)
         if not verdict["ok"] and time.monotonic() - started >= limit:  # a check turned the overrun into a failure
             raise Overrun
-        return {"ok": bool(verdict["ok"]), "check": verdict["check"], "reason": verdict["reason"]}
+        return {"ok": bool(verdict["ok"]), "check": str(verdict["check"]), "reason": str(verdict["reason"])}
     except Overrun:
         return {"ok": False, "check": "sandbox", "reason": f"timed out after {limit:.2g}s"}
     finally:

@@ -1,34 +1,58 @@
-"""A warm worker: a child forked from this process that runs named jobs, killed and replaced on overrun.
+"""A warm worker: a guarded child forked from this process that runs named jobs, killed and replaced on overrun.
 
 Forking after the tests are collected and the target imported gives a child that is ready at
 once, shares nothing it could spoil with the host, and can be killed outright: a mutant that
 loops forever while building an ever larger integer holds the interpreter lock inside a single
 C call, where no in-process time limit reaches it. Jobs are the functions handed to the
-constructor (closures over the live state are fine: the child has a copy of it); their arguments
-and results cross the pipe pickled. Where ``fork`` does not exist the jobs run in this process
-under the in-process sandbox instead.
+constructor (closures over the live state are fine: the child has a copy of it).
+
+Candidate code runs in the child, so nothing the child sends is trusted. Requests and replies are
+length-prefixed frames of plain data (:mod:`regrow._sandbox._channel`): a job takes plain
+arguments and returns plain data, and the caller turns the reply back into its own types with a
+checking ``read`` function. The host never unpickles anything from the child; a reply that is
+malformed, oversized or not of the expected shape kills the child and ends the call as ``crashed``.
+
+The child guards itself with the fork sandbox's guard (:mod:`regrow._sandbox._guard`) in two
+steps. At once, after the fork: stdio on ``/dev/null`` and every inherited descriptor closed,
+die-with-parent, the empty network namespace where there is one, no core dumps, address space
+limited to what it inherited plus 2 GiB, file size limited, secrets removed from the environment,
+``TMPDIR`` and ``tempfile`` (and pytest's ``tmp_path``) on a scratch folder of its own, Landlock
+where the kernel has it. Then, before the first job that is not *trusted*, the audit hook, which
+refuses sockets, process starts, ``ctypes``, writes outside scratch, signals to other processes and
+``sys.settrace``. Trusted jobs are those that run only the user's own code — tracing the original
+under its own tests needs ``sys.settrace`` — and a trusted job asked of a child that has its hook
+gets a fresh child. An action the hook refuses ends the call as ``refused``, even if the code
+caught the exception. Where ``fork`` does not exist the jobs run in this process under the
+in-process sandbox instead (time limit only).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import fcntl
 import gc
 import os
-import pickle
 import select
+import shutil
 import signal
-import struct
+import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import Any, NoReturn
 
-from .._sandbox import InProcessSandbox, Limits
+from .._pytest_runner import use_temp_root
+from .._sandbox import InProcessSandbox, Limits, _guard
+from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
+from .._sandbox._fork import _close_all_but, _wait, describe_exit
 
-_HEADER = struct.Struct("!I")
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
-
+_LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per call; no CPU limit (it adds up)
+_REPLY_LIMIT = 64 << 20  # bytes of one reply frame; a larger one kills the child
+_REQUEST_LIMIT = 1 << 30  # requests come from the host
+_MESSAGE_LIMIT = 4000
 
 _in_child = False  # set in a forked worker, where jobs run on the main thread and SIGALRM is ours
 
@@ -56,45 +80,144 @@ def time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@dataclasses.dataclass
+class _Child:
+    pid: int
+    request: int  # fd the host writes requests to
+    reply: int  # fd the host reads replies from
+    scratch: str
+    guarded: bool = False  # asked for an untrusted job: its audit hook is in place
+    reader: FrameReader = dataclasses.field(default_factory=lambda: FrameReader(_REPLY_LIMIT))
+    results: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # answers in the current call
+    refusals: list[Any] = dataclasses.field(default_factory=list)  # what the audit hook reported in it
+    open: bool = True  # the reply pipe has not ended
+
+    def collect(self, deadline: float) -> bool:
+        """Read frames until the answer or the end of the pipe (True) or the deadline (False).
+
+        ``ChannelError`` for a frame that is malformed, too large or cut short.
+        """
+        while self.open and not self.results:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.reply], [], [], remaining)[0]:
+                return False
+            data = os.read(self.reply, 1 << 16)
+            if not data:
+                self.open = False
+                if self.reader.pending:
+                    raise ChannelError(f"reply cut inside a frame ({self.reader.pending} bytes)")
+            for body in self.reader.feed(data):
+                frame = decode(body)
+                kind = frame.get("kind") if type(frame) is dict else None
+                if kind == "result":
+                    self.results.append(frame)
+                elif kind == "violation":
+                    self.refusals.append(frame.get("reason"))
+        return True
+
+    def idle(self) -> bool:
+        """Whether it has sent nothing since its last answer (a forged or late frame, or its end)."""
+        return not self.reader.pending and not select.select([self.reply], [], [], 0)[0]
+
 
 class Worker:
-    """Runs ``jobs[name](*args)`` in a forked child with a wall-clock limit per call."""
+    """Runs ``jobs[name](*args)`` in a guarded forked child with a wall-clock limit per call.
 
-    def __init__(self, jobs: Mapping[str, Callable[..., Any]], fork: bool | None = None) -> None:
+    Arguments and results must be plain data (dict with str keys, list, str, int, float, bool,
+    None; tuples arrive as lists). ``trusted`` names the jobs that run only the user's own code
+    and may need what the audit hook refuses (see the module docstring).
+    """
+
+    def __init__(self, jobs: Mapping[str, Callable[..., Any]], fork: bool | None = None,
+                 trusted: Collection[str] = ()) -> None:
         self.jobs = dict(jobs)
+        self.trusted = frozenset(trusted)
         self.forking = hasattr(os, "fork") if fork is None else fork
         self.forks = 0  # children started, for reports
-        self._child: tuple[int, int, int] | None = None  # pid, request fd, reply fd
+        self._child: _Child | None = None
+        self._netns = _guard.prepare() if self.forking else None
         self._sandbox = InProcessSandbox()
         self._lock = threading.Lock()
 
-    def call(self, job: str, *args: Any, timeout: float) -> tuple[str, Any]:
-        """``("ok", result)``, ``("error", message)``, ``("timeout", None)`` or ``("crashed", message)``."""
+    def call(self, job: str, *args: Any, timeout: float,
+             read: Callable[[Any], Any] | None = None) -> tuple[str, Any]:
+        """Run one job: ``("ok", result)``, ``("error", message)``, ``("timeout", None)``,
+        ``("refused", message)`` (the guard refused an action) or ``("crashed", message)``.
+
+        ``read`` turns the plain result into the caller's type and raises ``ValueError`` (or
+        ``TypeError``, ``KeyError``) when it has the wrong shape, which ends the call as ``crashed``.
+        Arguments that are not plain data raise :class:`ChannelError` here, in the host.
+        """
+        if job not in self.jobs:
+            raise KeyError(f"the worker has no job named {job!r}")
         with self._lock:
             if not self.forking:
+                check_plain(list(args))
                 outcome = self._sandbox.call(self.jobs[job], *args, limits=Limits(timeout=timeout))
-                if outcome.ok:
-                    return "ok", outcome.value
-                return ("timeout", None) if outcome.status == "timeout" else ("error", outcome.reason())
-            return self._call_child(job, args, timeout)
+                if outcome.status == "timeout":
+                    return "timeout", None
+                if not outcome.ok:
+                    return "error", outcome.reason()
+                try:
+                    check_plain(outcome.value)
+                except ChannelError as exc:
+                    return "error", _unfit(job, exc)
+                return _accept(job, outcome.value, read)
+            request = encode({"job": job, "args": list(args)}, _REQUEST_LIMIT, checked=False)
+            return self._call_child(job, request, timeout, read)
 
-    def _call_child(self, job: str, args: tuple[Any, ...], timeout: float) -> tuple[str, Any]:
-        if self._child is None:
-            self._child = self._spawn()
-        _, request, reply = self._child
+    def _call_child(self, job: str, request: bytes, timeout: float,
+                    read: Callable[[Any], Any] | None) -> tuple[str, Any]:
+        child = self._ready(job)
         try:
-            _write(request, pickle.dumps((job, args)))
-            body = _read(reply, time.monotonic() + timeout)
-        except (OSError, EOFError, pickle.PicklingError) as exc:
+            write_frame(child.request, request)
+            done = child.collect(time.monotonic() + timeout)
+        except ChannelError as exc:
             self._kill()
-            return "crashed", f"the worker died: {exc}"
-        if body is None:
+            return "crashed", f"malformed reply from the worker: {exc}"
+        except OSError as exc:
+            return "crashed", f"the worker died: {self._end()}; {exc}"
+        refused, results = _refusals(child.refusals), child.results
+        if not done:
             self._kill()
-            return "timeout", None
-        status, value = pickle.loads(body)
-        return status, value
+            return ("refused", refused) if refused else ("timeout", None)
+        if not results:  # it closed its end of the pipe: it died, or a candidate closed the pipe
+            died = self._end()
+            return ("refused", refused) if refused else ("crashed", f"the worker died: {died}")
+        if len(results) > 1:
+            self._kill()
+            return "crashed", f"the worker sent {len(results)} replies to one call (a forged frame?)"
+        answer = results[0]
+        status = answer.get("status")
+        if not (status == "ok" and "value" in answer) and not (status == "error" and type(answer.get("reason")) is str):
+            self._kill()
+            return "crashed", "malformed reply from the worker: not an answer"
+        if refused:
+            return "refused", refused
+        if status == "error":
+            return "error", answer["reason"]
+        outcome = _accept(job, answer["value"], read)
+        if outcome[0] == "crashed":
+            self._kill()
+        return outcome
 
-    def _spawn(self) -> tuple[int, int, int]:
+    def _ready(self, job: str) -> _Child:
+        """The child to run ``job`` in: a fresh one if there is none, if the job is trusted and the
+        child has its hook, or if the child wrote something between calls (a forged or late frame)."""
+        child = self._child
+        if child is not None and ((job in self.trusted and child.guarded) or not child.idle()):
+            self._kill()
+            child = None
+        if child is None:
+            child = self._child = self._spawn()
+        child.results.clear()
+        child.refusals.clear()
+        child.guarded = child.guarded or job not in self.trusted
+        return child
+
+    def _spawn(self) -> _Child:
+        scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-worker-"))
+        plan = _guard.plan(scratch, _LIMITS, self._netns, per_call=False)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         # Frozen objects are left alone by the child's collector, which would otherwise touch (and so
@@ -109,26 +232,34 @@ class Worker:
             if pid != 0:
                 gc.unfreeze()
         if pid == 0:  # pragma: no cover - runs in the child, which never returns
-            os.close(request_w)
-            os.close(reply_r)
-            _serve(self.jobs, request_r, reply_w)
+            _serve(self.jobs, self.trusted, plan, request_r, reply_w)
         os.close(request_r)
         os.close(reply_w)
         self.forks += 1
-        return pid, request_w, reply_r
+        return _Child(pid, request_w, reply_r, scratch)
 
-    def _kill(self) -> None:
-        if self._child is None:
+    def _end(self) -> str:
+        """Reap a child that closed its reply pipe (killed if it lingers); how it ended."""
+        child = self._child
+        if child is None:
+            return "gone"
+        status = _wait(child.pid, time.monotonic() + 0.5)
+        self._kill(reaped=status is not None)
+        return describe_exit(status)[1] if status is not None else "it closed its reply pipe; killed"
+
+    def _kill(self, reaped: bool = False) -> None:
+        child, self._child = self._child, None
+        if child is None:
             return
-        pid, request, reply = self._child
-        self._child = None
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            os.waitpid(pid, 0)
-        for fd in (request, reply):
+        if not reaped:
+            with contextlib.suppress(OSError):
+                os.kill(child.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(child.pid, 0)
+        for fd in (child.request, child.reply):
             with contextlib.suppress(OSError):
                 os.close(fd)
+        shutil.rmtree(child.scratch, ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:
@@ -142,76 +273,93 @@ class Worker:
         self.close()
 
 
-def _serve(jobs: Mapping[str, Callable[..., Any]], request: int, reply: int) -> None:  # pragma: no cover
-    """The child's loop: run each job asked for and answer, until the host closes the pipe."""
+def _accept(job: str, value: Any, read: Callable[[Any], Any] | None) -> tuple[str, Any]:
+    if read is None:
+        return "ok", value
+    try:
+        return "ok", read(value)
+    except (ValueError, TypeError, KeyError) as exc:
+        return "crashed", f"malformed reply to {job!r}: {exc}"
+
+
+def _unfit(job: str, exc: ChannelError) -> str:
+    return f"the {job!r} job's result cannot cross to the host: {exc}"
+
+
+def _refusals(reported: list[Any]) -> str:
+    """What the audit hook refused during the call, as one line ("" if nothing)."""
+    if not reported:
+        return ""
+    reasons = [reason for reason in reported if type(reason) is str] or ["(no reason given)"]
+    if not reasons:
+        return ""
+    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return f"refused {reasons[0][:_MESSAGE_LIMIT]}{more}"
+
+
+# -- in the child -----------------------------------------------------------------------------
+
+
+def _serve(jobs: Mapping[str, Callable[..., Any]], trusted: frozenset[str], plan: _guard.Plan,
+           request: int, reply: int) -> NoReturn:  # pragma: no cover - runs in the child
+    """The child's life: guard itself, then run each job asked for and answer, until the host closes the pipe."""
     global _in_child
     _in_child = True
     code = 0
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        _limit_memory()
-        while True:
-            try:
-                body = _read(request, None)
-            except EOFError:
-                break
-            if body is None:
-                break
-            job, args = pickle.loads(body)
-            try:
-                answer = ("ok", jobs[job](*args))
-            except BaseException as exc:  # the job's failure is an answer, not the end of the worker
-                answer = ("error", f"{type(exc).__name__}: {exc}")
-            try:
-                data = pickle.dumps(answer)
-            except Exception as exc:
-                data = pickle.dumps(("error", f"unpicklable result: {exc}"))
-            _write(reply, data)
+        request, reply, plan = _own_fds(request, reply, plan)
+        _guard.fresh_stdio()
+        _guard.confine(plan)
+        if plan.netns_fd is not None:
+            os.close(plan.netns_fd)
+        use_temp_root(plan.scratch)
+        guarded = False
+        reader = FrameReader(_REQUEST_LIMIT)
+        while data := os.read(request, 1 << 16):
+            for body in reader.feed(data):
+                message = decode(body)
+                job, args = message["job"], message["args"]
+                if not guarded and job not in trusted:
+                    _guard.watch(plan, reply)  # last: nothing after it may use ctypes
+                    guarded = True
+                write_frame(reply, _answer(jobs, job, args))
     except BaseException:
         code = 1
     finally:
         os._exit(code)
 
 
-def _limit_memory() -> None:  # pragma: no cover - runs in the child
+def _own_fds(request: int, reply: int, plan: _guard.Plan) -> tuple[int, int, _guard.Plan]:  # pragma: no cover
+    """stdin/stdout/stderr on /dev/null and every other inherited fd closed: an fd on the host's
+    database, log or socket would let a candidate write to it with no open for the guard to see."""
+    with contextlib.suppress(OSError):  # Ctrl-C at the terminal is for the host, which then closes the worker
+        os.setpgid(0, 0)
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (request, reply)]  # out of the way of 0-2
+    netns = fcntl.fcntl(plan.netns_fd, fcntl.F_DUPFD, 10) if plan.netns_fd is not None else None
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    _close_all_but({0, 1, 2, *high} | ({netns} if netns is not None else set()))
+    return high[0], high[1], dataclasses.replace(plan, netns_fd=netns)
+
+
+def _answer(jobs: Mapping[str, Callable[..., Any]], job: str, args: list[Any]) -> bytes:  # pragma: no cover
     try:
-        import resource
-
-        with open("/proc/self/statm", encoding="ascii") as file:
-            pages = int(file.read().split()[0])
-        limit = pages * os.sysconf("SC_PAGE_SIZE") + _EXTRA_MEMORY
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, OSError, ValueError):
-        pass  # not Linux: the host's time limit still ends a runaway child
-
-
-def _write(fd: int, data: bytes) -> None:
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
+        value = jobs[job](*args)
+    except BaseException as exc:  # the job's failure is an answer, not the end of the worker
+        return _error_frame(f"{type(exc).__name__}: {_text(exc)}")
+    try:
+        return encode({"kind": "result", "status": "ok", "value": value}, _REPLY_LIMIT)
+    except ChannelError as exc:
+        return _error_frame(_unfit(job, exc))
 
 
-def _read(fd: int, deadline: float | None) -> bytes | None:
-    """One frame's body; ``None`` when the deadline passes first; ``EOFError`` when the pipe closes."""
-    head = _read_exactly(fd, _HEADER.size, deadline)
-    if head is None:
-        return None
-    (size,) = _HEADER.unpack(head)
-    return _read_exactly(fd, size, deadline)
+def _error_frame(reason: str) -> bytes:  # pragma: no cover - runs in the child
+    return encode({"kind": "result", "status": "error", "reason": reason[:_MESSAGE_LIMIT]}, _REPLY_LIMIT)
 
 
-def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
-    chunks: list[bytes] = []
-    while size:
-        if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                return None
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+def _text(exc: BaseException) -> str:  # pragma: no cover - runs in the child
+    try:
+        return str(exc)
+    except BaseException:  # a hostile __str__
+        return f"<unprintable {type(exc).__name__}>"

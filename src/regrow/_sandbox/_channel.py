@@ -11,8 +11,11 @@ to an importable function, resolved on the other side by import.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import json.encoder
+import json.scanner
 import os
 import selectors
 import struct
@@ -55,11 +58,18 @@ def check_plain(value: Any, depth: int = 0) -> None:
         raise ChannelError(f"not plain data: {kind.__module__}.{kind.__qualname__}".replace("builtins.", ""))
 
 
-def encode(value: Any, limit: int) -> bytes:
-    """One frame holding ``value``; ``ChannelError`` if it is not plain data or exceeds ``limit`` bytes."""
-    check_plain(value)
+def encode(value: Any, limit: int, checked: bool = True) -> bytes:
+    """One frame holding ``value``; ``ChannelError`` if it is not plain data or exceeds ``limit`` bytes.
+
+    ``checked=False`` skips the exact type check, for values the caller built itself: anything JSON
+    cannot hold still fails, but e.g. a ``str`` subclass passes as a ``str`` and an int key as a string.
+    """
+    if checked:
+        check_plain(value)
     try:
-        body = json.dumps(value, separators=(",", ":"), check_circular=False).encode("utf-8", "surrogatepass")
+        body = _to_json(value).encode("utf-8", "surrogatepass")
+    except TypeError as exc:  # unchecked, and not JSON
+        raise ChannelError(str(exc)) from None
     except (ValueError, RecursionError) as exc:  # e.g. an int past the str-conversion digit limit
         raise ChannelError(f"cannot encode: {exc}") from None
     if len(body) > limit:
@@ -70,9 +80,48 @@ def encode(value: Any, limit: int) -> bytes:
 def decode(body: bytes) -> Any:
     """The plain value in one frame's body; ``ChannelError`` for anything that is not JSON."""
     try:
-        return json.loads(body.decode("utf-8", "surrogatepass"))
+        text = body.decode("utf-8", "surrogatepass")
+        if _scan is not None:  # the fast path: what encode() wrote, with nothing around it
+            with contextlib.suppress(StopIteration, ValueError):
+                value, end = _scan(text, 0)
+                if end == len(text):
+                    return value
+        return json.loads(text)  # anything else: accepted as json accepts it, or refused with its reason
     except (ValueError, RecursionError) as exc:
         raise ChannelError(f"malformed frame: {exc}") from None
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError(f"not plain data: {type(value).__name__}")
+
+
+def _json_encoder() -> Callable[[Any], str]:
+    """Compact JSON text of a plain value: the C encoder made once (``json.dumps`` makes one per call)."""
+    fallback = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        iterencode = make(None, _not_plain, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+        fast: Callable[[Any], str] = lambda value: "".join(iterencode(value, 0))  # noqa: E731
+        sample = {"a": [1, 2.5, "\u00e9\ud800", None, True], "b": {}}
+        if fast(sample) == fallback(sample):
+            return fast
+    except Exception:  # no C accelerator, or one with another signature
+        pass
+    return fallback
+
+
+def _json_scanner() -> Callable[[str, int], tuple[Any, int]] | None:
+    make: Any = getattr(json.scanner, "c_make_scanner", None)
+    try:
+        scan: Callable[[str, int], tuple[Any, int]] = make(json.JSONDecoder())
+        text = '{"a":[1,2.5,"\\u00e9",null]}'
+        return scan if scan(text, 0) == ({"a": [1, 2.5, "\u00e9", None]}, len(text)) else None
+    except Exception:
+        return None
+
+
+_to_json = _json_encoder()
+_scan = _json_scanner()
 
 
 class FrameReader:

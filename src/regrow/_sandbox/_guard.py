@@ -410,6 +410,12 @@ def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = Tr
 
 def harden(plan: Plan, report_fd: int) -> None:
     """Apply every guard to this (child) process. Ends with the audit hook: nothing after it may use ctypes."""
+    confine(plan)
+    watch(plan, report_fd)
+
+
+def confine(plan: Plan) -> None:
+    """Every guard but the audit hook: limits, secrets, network, scratch as the temp folder, Landlock."""
     scratch, limits = plan.scratch, plan.limits
     die_with_parent()
     enter_netns(plan.netns_fd)
@@ -422,9 +428,16 @@ def harden(plan: Plan, report_fd: int) -> None:
         signal.signal(signum, signal.SIG_DFL)  # the host's handlers are not the candidate's
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG, a clear error
-    allow_processes = limits.processes is None or limits.processes > 0
-    landlock(scratch, allow_exec=allow_processes)
-    sys.addaudithook(make_audit_hook(scratch, report_fd, allow_processes))
+    landlock(scratch, allow_exec=_allows_processes(limits))
+
+
+def watch(plan: Plan, report_fd: int) -> None:
+    """Install the audit hook (for good: hooks cannot be removed). Nothing after it may use ctypes."""
+    sys.addaudithook(make_audit_hook(plan.scratch, report_fd, _allows_processes(plan.limits)))
+
+
+def _allows_processes(limits: Limits) -> bool:
+    return limits.processes is None or limits.processes > 0
 
 
 def fresh_stdio() -> None:
