@@ -117,6 +117,7 @@ def _child(job: Callable[[], Any], plan: _guard.Plan, fds: tuple[int, int]) -> N
     result_fd = fds[0]
     try:
         result_fd, keep = _own_fds(fds, plan.netns_fd)
+        _pytest_temp_inside(plan.scratch)
         _guard.harden(dataclasses.replace(plan, netns_fd=keep), result_fd)
         if keep is not None:
             os.close(keep)
@@ -128,6 +129,16 @@ def _child(job: Callable[[], Any], plan: _guard.Plan, fds: tuple[int, int]) -> N
         write_frame(result_fd, run_job(job, plan.limits.result_bytes))
     finally:
         os._exit(0)
+
+
+def _pytest_temp_inside(scratch: str) -> None:
+    """Where the job runs collected pytest tests, their ``tmp_path`` must live in the scratch folder
+    (the guard refuses writes and symlinks anywhere else). Nothing to do when no suite is open."""
+    runner = sys.modules.get("regrow._pytest_runner")
+    if runner is not None:
+        root = os.path.join(scratch, "pytest")
+        os.makedirs(root, exist_ok=True)
+        runner.use_temp_root(root)
 
 
 def _report_setup_failure(fd: int, exc: BaseException) -> None:
