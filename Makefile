@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-versions bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test: $(VENV)/.installed-dev
 	$(BIN)/mypy src tests/typing_api.py
 
 # Speed and memory figures, each against a baseline measured in the same run.
+# The suite under Python 3.10 and 3.13 as well, where they are installed (CI runs it after `make test`).
+test-versions:
+	bash scripts/test-versions.sh
+
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/sandbox.py
@@ -35,7 +39,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/regrow bench benchmarks/suites/regrow40/manifest.toml --jobs 2 --out bench-results
 
 clean:
-	rm -rf $(VENV) build dist
+	rm -rf $(VENV) .venv-3.* build dist
 
 # `make e2e-llm`: an optional end-to-end heal through a real local model (not part of CI).
 include mk/e2e-llm.mk
