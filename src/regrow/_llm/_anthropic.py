@@ -7,7 +7,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._retry import classify
-from ._transport import Chat, OnDelta, Reply, StreamClock, TransportError, cut_stream, require_sdk, with_extra_body
+from ._transport import (
+    Chat,
+    OnDelta,
+    Reply,
+    SDKClients,
+    StreamClock,
+    TransportError,
+    cut_stream,
+    require_sdk,
+    with_extra_body,
+)
 
 log = logging.getLogger("regrow")
 
@@ -80,19 +90,8 @@ class AnthropicTransport:
         self.api_key = api_key
         self.base_url = base_url
         self.client_options = dict(client_options or {})
-
-    def _options(self) -> dict[str, Any]:
-        return {"api_key": self.api_key, "base_url": self.base_url, "max_retries": 0, **self.client_options}
-
-    def _sync(self) -> Any:
-        import anthropic
-
-        return anthropic.Anthropic(**self._options())
-
-    def _async(self) -> Any:
-        import anthropic
-
-        return anthropic.AsyncAnthropic(**self._options())
+        self.clients = SDKClients("anthropic", "Anthropic", "AsyncAnthropic",
+                                  {"api_key": api_key, "base_url": base_url, **self.client_options})
 
     def _arguments(self, chat: Chat, timeout: float, stream: bool) -> dict[str, Any]:
         params = {k: v for k, v in chat.params.items() if k not in _NOT_ACCEPTED}
@@ -108,7 +107,7 @@ class AnthropicTransport:
     def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
         client = None
         try:
-            client = self._sync()
+            client = self.clients.sync()
             create = client.messages.create
             if on_delta is None:
                 return _reply(create(**with_extra_body(create, self._arguments(chat, timeout, False))))
@@ -129,7 +128,7 @@ class AnthropicTransport:
     async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
         client = None
         try:
-            client = self._async()
+            client = self.clients.async_()
             create = client.messages.create
             if on_delta is None:
                 return _reply(await create(**with_extra_body(create, self._arguments(chat, timeout, False))))

@@ -10,7 +10,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._retry import classify
-from ._transport import Chat, OnDelta, Reply, StreamClock, TransportError, cut_stream, require_sdk, with_extra_body
+from ._transport import (
+    Chat,
+    OnDelta,
+    Reply,
+    SDKClients,
+    StreamClock,
+    TransportError,
+    cut_stream,
+    require_sdk,
+    with_extra_body,
+)
 
 
 class Chunks:
@@ -97,19 +107,8 @@ class OpenAITransport:
         self.base_url = base_url
         self.max_tokens_field = max_tokens_field
         self.client_options = dict(client_options or {})
-
-    def _options(self) -> dict[str, Any]:
-        return {"api_key": self.api_key, "base_url": self.base_url, "max_retries": 0, **self.client_options}
-
-    def _sync(self) -> Any:
-        import openai
-
-        return openai.OpenAI(**self._options())
-
-    def _async(self) -> Any:
-        import openai
-
-        return openai.AsyncOpenAI(**self._options())
+        self.clients = SDKClients("openai", "OpenAI", "AsyncOpenAI",
+                                  {"api_key": api_key, "base_url": base_url, **self.client_options})
 
     def _arguments(self, chat: Chat, timeout: float, stream: bool) -> dict[str, Any]:
         params = dict(chat.params)
@@ -125,7 +124,7 @@ class OpenAITransport:
     def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
         client = None
         try:
-            client = self._sync()
+            client = self.clients.sync()
             create = client.chat.completions.create
             if on_delta is None:
                 return reply_from_completion(self.provider, create(**with_extra_body(
@@ -147,7 +146,7 @@ class OpenAITransport:
     async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
         client = None
         try:
-            client = self._async()
+            client = self.clients.async_()
             create = client.chat.completions.create
             if on_delta is None:
                 return reply_from_completion(self.provider, await create(**with_extra_body(
