@@ -64,7 +64,7 @@ def test_original_exception_propagates_with_ledger(make_module):
     assert info.value.__traceback__ is not None
     frames = [f.name for f in __import__("traceback").extract_tb(info.value.__traceback__)]
     assert frames[-1] == "divide"  # the user's frame is where it was raised, as without regrow
-    ledger = "\n".join(getattr(info.value, "__notes__", [])) or getattr(info.value, "__regrow_ledger__", "")
+    ledger = regrow.ledger_of(info.value)
     assert "could not repair divide" in ledger
     # The same failure again is in cooldown: no second session.
     with pytest.raises(ZeroDivisionError):
@@ -568,6 +568,6 @@ def test_a_fault_inside_regrow_never_replaces_the_users_exception(make_module, c
     regrow.state(mod.f).options = dataclasses.replace(regrow.state(mod.f).options, sandbox=_BrokenSandbox())
     with pytest.raises(ZeroDivisionError) as info:
         mod.f(1)
-    ledger = "\n".join(getattr(info.value, "__notes__", [])) or getattr(info.value, "__regrow_ledger__", "")
+    ledger = regrow.ledger_of(info.value)
     assert "healing failed inside regrow" in ledger and "sandbox itself is broken" in ledger
     assert "failed inside regrow" in caplog.text

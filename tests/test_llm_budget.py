@@ -123,7 +123,7 @@ def test_a_function_failing_in_a_loop_does_not_call_the_model_every_time(server:
     assert len(server.requests) == 2
     refused = [e.message for e in events if e.type == "budget_refused"]
     assert len(refused) == 4 and "in the last hour (limit 2)" in refused[0]
-    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    notes = regrow.ledger_of(caught.value)
     assert "not called: this failure" in notes  # the reason reaches the user
 
 

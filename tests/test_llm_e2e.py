@@ -124,7 +124,7 @@ def test_the_users_exception_propagates_when_the_model_never_fixes_it(server: Op
 
     assert type(caught.value) is ValueError
     assert caught.traceback[-1].name == "parse_tax"  # raised where the user's code raised it
-    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    notes = regrow.ledger_of(caught.value)
     assert "could not repair" in notes and "openai:gpt-test call 3" in notes
     assert len(server.requests) == 3  # max_attempts model calls, no more
     assert "return 1.0" in server.requests[2].prompt and "return 2.0" in server.requests[2].prompt

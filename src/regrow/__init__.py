@@ -15,7 +15,7 @@ from ._engine import Engine
 from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, EventType
 from ._failure import Failure
-from ._heal import Healing, heal, repair, state
+from ._heal import Healing, heal, ledger_of, repair, state
 from ._proposer import Attempt, Proposer, Request
 from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox
 from ._session import Budget, RepairResult, Session
@@ -63,6 +63,7 @@ __all__ = [
     "enable",
     "heal",
     "is_enabled",
+    "ledger_of",
     "repair",
     "state",
 ]

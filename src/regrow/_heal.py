@@ -305,6 +305,13 @@ def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeTyp
     return found
 
 
+def ledger_of(exc: BaseException) -> str:
+    """What regrow attached to ``exc`` when it could not repair it ("" when nothing): the notes on
+    3.11+, the ``__regrow_ledger__`` attribute on 3.10. Works the same on every version."""
+    notes = [note for note in getattr(exc, "__notes__", ()) if isinstance(note, str) and note.startswith("regrow")]
+    return "\n".join(notes) if notes else str(getattr(exc, "__regrow_ledger__", ""))
+
+
 def _note(exc: BaseException, text: str) -> None:
     """Attach ``text`` to the user's exception: a note on 3.11+, ``__regrow_ledger__`` on 3.10."""
     if sys.version_info >= (3, 11):
