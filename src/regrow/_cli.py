@@ -67,9 +67,11 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
                       on_event=[printer])
     result = session.run(install=False)
     if not result.ok or result.fix is None:
-        print(f"regrow: no fix found after {result.candidates} candidates ({result.reason})", file=out)
+        print(f"regrow: no fix found after {max(printer.count, result.candidates)} candidates ({result.reason})",
+              file=out)
         return 1
-    print(f"regrow: fixed by {result.fix.describe()} after {result.candidates} candidates "
+    # The engine judges its candidates itself and the session proves its best: count what was shown.
+    print(f"regrow: fixed by {result.fix.describe()} after {max(printer.count, result.candidates)} candidates "
           f"in {result.duration:.2f}s\n", file=out)
     print(result.diff, file=out, end="" if result.diff.endswith("\n") else "\n")
     if args.apply:
