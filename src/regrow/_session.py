@@ -49,6 +49,7 @@ class RepairResult:
     diff: str = ""
     installed: InstallMode | None = None
     value: Any = None  # what the repaired call returned (``repair()`` only)
+    screened: int = 0  # candidates a proposer judged itself (the engine) before offering any
 
     @property
     def candidates(self) -> int:
@@ -56,8 +57,9 @@ class RepairResult:
 
     def ledger(self, limit: int = 8) -> str:
         """A short human-readable account of the attempts, for notes and logs."""
+        screened = f", {self.screened} screened by the engine" if self.screened else ""
         head = f"regrow: {'repaired' if self.ok else 'could not repair'} {self.target} " \
-               f"({self.candidates} candidates in {self.duration:.2f}s)"
+               f"({self.candidates} candidates proven{screened}, in {self.duration:.2f}s)"
         if self.reason:
             head += f": {self.reason}"
         rejected = [a for a in self.history if not a.verdict.ok]
@@ -93,6 +95,7 @@ class Session:
         self.budget = budget or Budget()
         self.handlers = tuple(on_event)
         self.history: list[Attempt] = []
+        self.screened = 0
         self.rebind = rebind or target.rebind  # where __code__ cannot be swapped in place
         self.store = store
 
@@ -107,6 +110,7 @@ class Session:
         log.info("regrow: repairing %s", self.failure.summary())
         result = self._search(deadline)
         result.duration = time.monotonic() - started
+        result.screened = self.screened
         if result.ok and result.fix is not None:
             result.diff = unified_diff(self.target, result.fix.source)
             if install:
@@ -127,7 +131,7 @@ class Session:
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
-                              self.budget.max_candidates, self.budget.max_attempts, self.handlers)
+                              self.budget.max_candidates, self.budget.max_attempts, (*self.handlers, self._screen))
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -151,6 +155,11 @@ class Session:
             else:
                 reason = "every proposer ran out of candidates"
         return self._failed(reason)
+
+    def _screen(self, event: Event) -> None:
+        """Counts the verdicts a proposer reaches on its own (the engine screens before it offers)."""
+        if event.type == "verdict":
+            self.screened += 1
 
     def _failed(self, reason: str) -> RepairResult:
         return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)
