@@ -6,17 +6,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ._retry import classify
+from ._sdk import Gatherer, SDKClients, SDKTransport
 from ._transport import (
     Chat,
     OnDelta,
     Reply,
-    SDKClients,
     StreamClock,
     TransportError,
     cut_stream,
     require_sdk,
-    with_extra_body,
 )
 
 log = logging.getLogger("regrow")
@@ -78,7 +76,7 @@ def _reply(response: Any) -> Reply:
                  str(getattr(response, "model", "") or ""))
 
 
-class AnthropicTransport:
+class AnthropicTransport(SDKTransport):
     """Messages through the ``anthropic`` SDK; ``seed`` and other parameters it does not take are dropped."""
 
     provider = "anthropic"
@@ -102,46 +100,11 @@ class AnthropicTransport:
         return {"model": self.model, "system": chat.system, "messages": [{"role": "user", "content": chat.user}],
                 "timeout": timeout, "stream": stream, **params}
 
-    # A new client per call, closed after it: no sockets outlive the call, and an async client's
-    # connections belong to the event loop that opened them (each asyncio.run is a new one).
-    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
-        client = None
-        try:
-            client = self.clients.sync()
-            create = client.messages.create
-            if on_delta is None:
-                return _reply(create(**with_extra_body(create, self._arguments(chat, timeout, False))))
-            events = _Events(on_delta, StreamClock(self.provider, timeout))
-            stream = create(**with_extra_body(create, self._arguments(chat, timeout, True)))
-            try:
-                for event in stream:
-                    events.feed(event)
-            finally:
-                stream.close()
-            return events.reply()
-        except Exception as exc:
-            raise classify(exc, self.provider) from exc
-        finally:
-            if client is not None:
-                client.close()
+    def _create(self, client: Any) -> Any:
+        return client.messages.create
 
-    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
-        client = None
-        try:
-            client = self.clients.async_()
-            create = client.messages.create
-            if on_delta is None:
-                return _reply(await create(**with_extra_body(create, self._arguments(chat, timeout, False))))
-            events = _Events(on_delta, StreamClock(self.provider, timeout))
-            stream = await create(**with_extra_body(create, self._arguments(chat, timeout, True)))
-            try:
-                async for event in stream:
-                    events.feed(event)
-            finally:
-                await stream.close()
-            return events.reply()
-        except Exception as exc:
-            raise classify(exc, self.provider) from exc
-        finally:
-            if client is not None:
-                await client.close()
+    def _whole(self, response: Any) -> Reply:
+        return _reply(response)
+
+    def _gatherer(self, on_delta: OnDelta, clock: StreamClock) -> Gatherer:
+        return _Events(on_delta, clock)

@@ -9,17 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._retry import classify
+from ._sdk import Gatherer, SDKClients, SDKTransport
 from ._transport import (
     Chat,
     OnDelta,
     Reply,
-    SDKClients,
     StreamClock,
     TransportError,
     cut_stream,
     require_sdk,
-    with_extra_body,
 )
 
 
@@ -83,7 +81,7 @@ def messages(chat: Chat) -> list[dict[str, str]]:
     return [{"role": "system", "content": chat.system}, {"role": "user", "content": chat.user}]
 
 
-class OpenAITransport:
+class OpenAITransport(SDKTransport):
     """Chat completions through the ``openai`` SDK.
 
     ``max_tokens_field`` is ``"max_completion_tokens"`` for OpenAI's own API (its newer models
@@ -119,48 +117,11 @@ class OpenAITransport:
             arguments.update(stream=True, stream_options={"include_usage": True})
         return arguments
 
-    # A new client per call, closed after it: no sockets outlive the call, and an async client's
-    # connections belong to the event loop that opened them (each asyncio.run is a new one).
-    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
-        client = None
-        try:
-            client = self.clients.sync()
-            create = client.chat.completions.create
-            if on_delta is None:
-                return reply_from_completion(self.provider, create(**with_extra_body(
-                    create, self._arguments(chat, timeout, False))))
-            chunks = Chunks(self.provider, on_delta, StreamClock(self.provider, timeout))
-            stream = create(**with_extra_body(create, self._arguments(chat, timeout, True)))
-            try:
-                for chunk in stream:
-                    chunks.feed(chunk)
-            finally:
-                stream.close()
-            return chunks.reply()
-        except Exception as exc:
-            raise classify(exc, self.provider) from exc
-        finally:
-            if client is not None:
-                client.close()
+    def _create(self, client: Any) -> Any:
+        return client.chat.completions.create
 
-    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
-        client = None
-        try:
-            client = self.clients.async_()
-            create = client.chat.completions.create
-            if on_delta is None:
-                return reply_from_completion(self.provider, await create(**with_extra_body(
-                    create, self._arguments(chat, timeout, False))))
-            chunks = Chunks(self.provider, on_delta, StreamClock(self.provider, timeout))
-            stream = await create(**with_extra_body(create, self._arguments(chat, timeout, True)))
-            try:
-                async for chunk in stream:
-                    chunks.feed(chunk)
-            finally:
-                await stream.close()
-            return chunks.reply()
-        except Exception as exc:
-            raise classify(exc, self.provider) from exc
-        finally:
-            if client is not None:
-                await client.close()
+    def _whole(self, response: Any) -> Reply:
+        return reply_from_completion(self.provider, response)
+
+    def _gatherer(self, on_delta: OnDelta, clock: StreamClock) -> Gatherer:
+        return Chunks(self.provider, on_delta, clock)

@@ -84,28 +84,6 @@ def require_sdk(module: str, extra: str) -> None:
         raise ProposerError(f"this proposer needs the {module!r} package: pip install 'regrow[{extra}]'")
 
 
-class SDKClients:
-    """The clients of an SDK whose sync and async classes take the same options (OpenAI, Anthropic).
-
-    A new client is made for each call and closed after it: no sockets outlive the call, and an
-    async client's connections belong to the event loop that opened them. The SDK's own retries
-    are off: regrow retries, with its own policy and deadline.
-    """
-
-    def __init__(self, module: str, sync_class: str, async_class: str, options: Mapping[str, Any]) -> None:
-        self.module, self.sync_class, self.async_class = module, sync_class, async_class
-        self.options = {"max_retries": 0, **options}
-
-    def _make(self, name: str) -> Any:
-        return getattr(importlib.import_module(self.module), name)(**self.options)
-
-    def sync(self) -> Any:
-        return self._make(self.sync_class)
-
-    def async_(self) -> Any:
-        return self._make(self.async_class)
-
-
 def with_extra_body(method: Callable[..., Any], arguments: dict[str, Any]) -> dict[str, Any]:
     """``arguments`` with those the SDK method does not name moved into ``extra_body``.
 
