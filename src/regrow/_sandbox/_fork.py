@@ -445,6 +445,23 @@ def reply_limit(limits: Limits) -> int:
 # -- the sandbox ------------------------------------------------------------------------------
 
 
+def importable(fn: object, runner: str) -> str | Outcome:
+    """``fn``'s ``"module:qualname"`` reference, or the refusal of a runner that takes only those."""
+    try:
+        return function_ref(fn)
+    except ValueError as exc:
+        return Outcome("refused", detail=f"{runner} runs importable functions only: {exc}")
+
+
+def unplain(args: tuple[Any, ...]) -> Outcome | None:
+    """The refusal of arguments that cannot cross to another process as plain data, or ``None``."""
+    try:
+        check_plain(list(args))
+    except ChannelError as exc:
+        return Outcome("refused", detail=f"arguments must be plain data: {exc}")
+    return None
+
+
 class ForkSandbox:
     """Runs each call in a forked child with resource limits, scrubbed secrets and an audit hook.
 
@@ -467,19 +484,15 @@ class ForkSandbox:
     def call(self, fn: Callable[..., Any], /, *args: Any, limits: Limits | None = None) -> Outcome:
         if self._server is None:
             return self._forker.call((lambda: fn(*args)) if args else fn, limits or self.limits)
-        try:
-            ref = function_ref(fn)
-        except ValueError as exc:
-            return Outcome("refused", detail=f"the fork server runs importable functions only: {exc}")
-        return self.call_ref(ref, *args, limits=limits)
+        ref = importable(fn, "the fork server")
+        return ref if isinstance(ref, Outcome) else self.call_ref(ref, *args, limits=limits)
 
     def call_ref(self, ref: str, /, *args: Any, limits: Limits | None = None) -> Outcome:
         """Run the function named ``"module:qualname"`` with plain-data arguments."""
         limits = limits or self.limits
-        try:
-            check_plain(list(args))
-        except ChannelError as exc:
-            return Outcome("refused", detail=f"arguments must be plain data: {exc}")
+        refused = unplain(args)
+        if refused is not None:
+            return refused
         if self._server is not None:
             return self._server.call(ref, list(args), limits)
         try:

@@ -33,14 +33,12 @@ from ._channel import (
     ChannelError,
     Collector,
     FrameReader,
-    check_plain,
     decode,
     encode,
-    function_ref,
     resolve_ref,
     write_frame,
 )
-from ._fork import OUTPUT_LIMIT, assemble, run_job
+from ._fork import OUTPUT_LIMIT, assemble, importable, run_job, unplain
 
 _STARTUP_TIMEOUT = 30.0  # seconds a new worker has to import regrow and guard itself
 _BOOT = (
@@ -254,19 +252,15 @@ class PoolSandbox:
         self._closed = False
 
     def call(self, fn: Callable[..., Any], /, *args: Any, limits: Limits | None = None) -> Outcome:
-        try:
-            ref = function_ref(fn)
-        except ValueError as exc:
-            return Outcome("refused", detail=f"the pool runs importable functions only: {exc}")
-        return self.call_ref(ref, *args, limits=limits)
+        ref = importable(fn, "the pool")
+        return ref if isinstance(ref, Outcome) else self.call_ref(ref, *args, limits=limits)
 
     def call_ref(self, ref: str, /, *args: Any, limits: Limits | None = None) -> Outcome:
         """Run the function named ``"module:qualname"`` in a worker with plain-data arguments."""
         limits = limits or self.limits
-        try:
-            check_plain(list(args))
-        except ChannelError as exc:
-            return Outcome("refused", detail=f"arguments must be plain data: {exc}")
+        refused = unplain(args)
+        if refused is not None:
+            return refused
         with self._slots:
             worker = self._take(limits)
             outcome, fit = worker.run(next(self._ids), ref, list(args), limits)
