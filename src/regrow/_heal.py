@@ -141,7 +141,9 @@ class Healing:
             except Exception as capture_error:  # evidence capture must never hide the user's error
                 _note(exc, f"regrow: could not capture the failure: {capture_error!r}")
                 return RAISE
-            result = self._repair(failure, Replay(args, kwargs, self.options.verify, self._returns()))
+            verify, tests = self.options.verify, self.options.tests
+            replay = Replay(args, kwargs, verify, _annotation_oracle(self.func, verify, tests))
+            result = self._repair(failure, replay)
         if result is None or not result.ok:
             if result is not None:
                 _note(exc, result.ledger())
@@ -202,12 +204,6 @@ class Healing:
             return
 
     # -- repair ------------------------------------------------------------------------------
-    def _returns(self) -> Any:
-        """The return annotation, used as an oracle only when the user gave none of their own."""
-        if self.options.verify is not None or self.options.tests:
-            return inspect.Parameter.empty
-        return return_annotation(self.func)
-
     def _repair(self, failure: Failure, replay: Check) -> RepairResult | None:
         """Run a session for ``failure`` unless it is cooling down; the lock is held."""
         fingerprint = failure.fingerprint
@@ -276,6 +272,11 @@ class Healing:
                     raise TestsFailedError(result.ledger() if result else reason) from exc
                 return result
         return None
+
+
+def _annotation_oracle(func: types.FunctionType, verify: object, tests: Sequence[Test]) -> Any:
+    """The return annotation, used as an oracle only where the user gave none of their own."""
+    return inspect.Parameter.empty if verify is not None or tests else return_annotation(func)
 
 
 def _preserves(target: Target, failure: Failure, sandbox: Sandbox) -> Preserves | None:
@@ -500,8 +501,7 @@ def repair(
     )
     raw = unwrap(func)
     args, kwargs = tuple(args), dict(kwargs or {})
-    replay = Replay(args, kwargs, verify, return_annotation(raw) if verify is None and not tests else
-                    inspect.Parameter.empty)
+    replay = Replay(args, kwargs, verify, _annotation_oracle(raw, verify, tests))
     checks: list[Check] = [replay, *(TestCallable(t) for t in tests)]
     failure = _first_failure(raw, checks, args, kwargs)
     if failure is None:
