@@ -13,11 +13,12 @@ class Scripted:
 
     name = "scripted"
 
-    def __init__(self, *sources: str) -> None:
+    def __init__(self, *sources: str, origin: str = "scripted") -> None:
         self.sources = [textwrap.dedent(s) for s in sources]
         self.requests: list[Request] = []
+        self.origin = origin  # "engine" stands in for the built-in engine's edits (see regrow._policy)
 
     def propose(self, request: Request) -> Iterator[Candidate]:
         self.requests.append(request)
         for source in self.sources:
-            yield Candidate(source, origin="scripted")
+            yield Candidate(source, origin=self.origin)

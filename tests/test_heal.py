@@ -112,15 +112,36 @@ def test_verify_returning_none_does_not_pass(make_module):
     assert info.value.value == 1
 
 
-def test_swallowing_candidate_is_not_a_fix_without_other_oracle(make_module):
+def test_without_an_oracle_a_models_candidate_is_never_installed(make_module):
+    """Without verify=/tests=/record= only the engine's edits may be installed (see regrow._policy)."""
+    mod = make_module('''
+        import regrow
+        from scripted import Scripted
+
+        GUARD = "def price(t: str) -> float:\\n    return float(t.lstrip('$')) / max(len(t) - 2, 1)\\n"
+
+        @regrow.heal(proposers=[Scripted(GUARD)])
+        def price(t: str) -> float:
+            return float(t.lstrip("$")) / (len(t) - 2)
+    ''')
+    with pytest.raises(ZeroDivisionError):
+        mod.price("$1")
+    result = regrow.state(mod.price).last_result
+    assert result is not None and not result.ok
+    verdict = result.history[0].verdict
+    assert verdict.check == "policy" and "needs an oracle" in verdict.reason
+    assert mod.price("$12") == 12.0  # the original still runs
+
+
+def test_a_result_that_contradicts_the_annotation_is_not_a_fix(make_module):
     """'Did not raise' is not enough: a float function that now returns None is refused."""
     mod = make_module('''
         import regrow
         from scripted import Scripted
 
-        @regrow.heal(proposers=[Scripted("def price(t: str) -> float:\\n    return None\\n")])
+        @regrow.heal(proposers=[Scripted("def price(t: str) -> float:\\n    return None\\n", origin="engine")])
         def price(t: str) -> float:
-            return float(t[1:]) / 0
+            return float(t.lstrip("$")) / (len(t) - 2)
     ''')
     with pytest.raises(ZeroDivisionError):
         mod.price("$1")
@@ -252,7 +273,8 @@ def test_candidate_that_adds_super_is_rebound(make_module):
                 return "base"
 
         class Child(Base):
-            @regrow.heal(proposers=[Scripted("def name(self) -> str:\\n    return 'child of ' + super().name()\\n")])
+            @regrow.heal(proposers=[Scripted("def name(self) -> str:\\n    return 'child of ' + super().name()\\n")],
+                         verify=lambda name: name == "child of base")
             def name(self) -> str:
                 return missing_name
     ''')
@@ -296,7 +318,7 @@ def test_hanging_candidate_is_cut_off(make_module):
         HANG = "def spin(n: int) -> int:\\n    while True:\\n        n += 1\\n"
         GOOD = "def spin(n: int) -> int:\\n    return n + 1\\n"
 
-        @regrow.heal(proposers=[Scripted(HANG, GOOD)], candidate_timeout=0.3)
+        @regrow.heal(proposers=[Scripted(HANG, GOOD)], candidate_timeout=0.3, verify=lambda n: n == 2)
         def spin(n: int) -> int:
             return n + None
     ''')
@@ -315,7 +337,7 @@ def test_candidate_raising_base_exceptions_is_a_failed_verdict(make_module, bad)
 
         BAD = "def f(x: int) -> int:\\n    raise {bad}\\n"
 
-        @regrow.heal(proposers=[Scripted(BAD, "def f(x: int) -> int:\\n    return x\\n")])
+        @regrow.heal(proposers=[Scripted(BAD, "def f(x: int) -> int:\\n    return x\\n")], verify=lambda x: x == 5)
         def f(x: int) -> int:
             return x + None
     ''')
@@ -513,14 +535,14 @@ def test_without_an_oracle_a_constant_is_not_a_fix(make_module):
         import regrow
         from scripted import Scripted
 
-        @regrow.heal(proposers=[Scripted("def parse(text: str) -> float:\\n    return 0.0\\n")])
+        @regrow.heal(proposers=[Scripted("def parse(text: str) -> float:\\n    return 0.0\\n", origin="engine")])
         def parse(text: str) -> float:
             return float(text.replace("$", ""))
     ''')
     with pytest.raises(ValueError, match="could not convert"):
         mod.parse("₹1,299")
     verdict = regrow.state(mod.parse).last_result.history[0].verdict
-    assert verdict.check == "preserve" and "discards the function's logic" in verdict.reason
+    assert verdict.check == "differential" and "changes the result on" in verdict.reason
 
 
 def test_without_an_oracle_a_fix_must_keep_the_behaviour_around_the_failure(make_module):
@@ -532,14 +554,14 @@ def test_without_an_oracle_a_fix_must_keep_the_behaviour_around_the_failure(make
         GUARD = ("def ratio(total: int, count: int) -> float:\\n    if count == 0:\\n        return 0.0\\n"
                  "    return total / count\\n")
 
-        @regrow.heal(proposers=[Scripted(PLUS, GUARD)])
+        @regrow.heal(proposers=[Scripted(PLUS, GUARD, origin="engine")])
         def ratio(total: int, count: int) -> float:
             return total / count
     ''')
     assert mod.ratio(5, 0) == 0.0
     result = regrow.state(mod.ratio).last_result
     first = result.history[0].verdict
-    assert first.check == "preserve" and "agrees with the original on 0 of" in first.reason
+    assert first.check == "differential" and "changes the result on" in first.reason
     assert "if count == 0" in result.fix.source
     assert mod.ratio(6, 3) == 2.0
 

@@ -156,7 +156,7 @@ def test_streamed_tokens_and_usage_reach_event_handlers(server: OpenAIServer) ->
 
 def test_async_heal_does_not_block_the_event_loop(server: OpenAIServer) -> None:
     server.add(Text(RIGHT.format(name="fetch_price").replace("def fetch_price", "async def fetch_price"), delay=0.5))
-    healed = regrow.heal(tests=[], proposers=[model(server)])(fetch_price)
+    healed = regrow.heal(verify=lambda price: price == 1299.0, proposers=[model(server)])(fetch_price)
     ticks = 0
 
     async def ticker(stop: asyncio.Event) -> None:

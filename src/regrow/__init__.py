@@ -15,8 +15,9 @@ from ._engine import Engine
 from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, EventType
 from ._failure import Failure
-from ._heal import Healing, heal, ledger_of, repair, state
+from ._heal import Healing, heal, ledger_of, state
 from ._proposer import Attempt, Proposer, Request
+from ._repair import repair
 from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox
 from ._session import Budget, RepairResult, Session
 from ._store import CacheProposer, Store

@@ -25,6 +25,7 @@ from ._failure import safe_repr
 from ._pytest_runner import Suite, open_suite
 from ._redact import redact_text
 from ._sandbox import Outcome, SandboxTimeout
+from ._transcript import MAX_TRANSCRIPT, Recorder
 
 if typing.TYPE_CHECKING:
     from ._target import Target
@@ -53,12 +54,25 @@ class Verdict:
 
     @classmethod
     def from_outcome(cls, outcome: Outcome) -> Verdict:
-        """The verdict of an evaluation that ran in a sandbox (see :func:`evaluate`)."""
-        if outcome.ok and isinstance(outcome.value, dict):
-            data = outcome.value
-            return cls(bool(data["ok"]), str(data["check"]), str(data["reason"]), outcome.duration,
-                       tuple(data.get("passed", ())))
-        return cls(False, "sandbox", outcome.reason() or "the evaluation returned no verdict", outcome.duration)
+        """The sandbox's word on an evaluation (see :func:`evaluate`); anything malformed is a refusal.
+
+        This is only what the sandbox *says*: the session confirms a passing verdict in the host
+        (see :mod:`regrow._transcript`) before it believes it.
+        """
+        data = outcome.value if outcome.ok else None
+        if type(data) is not dict or type(data.get("ok")) is not bool or type(data.get("check")) is not str \
+                or type(data.get("reason")) is not str:
+            reason = outcome.reason() if not outcome.ok else "the sandbox sent a malformed verdict"
+            return cls(False, "sandbox", clean(reason or "the evaluation returned no verdict"), outcome.duration)
+        passed = data.get("passed", [])
+        names = tuple(name for name in passed if type(name) is str) if type(passed) is list else ()
+        return cls(data["ok"], clean(data["check"], 80), clean(data["reason"]), outcome.duration, names)
+
+
+def clean(text: str, limit: int = 2000) -> str:
+    """Text from a sandbox made safe to log and show: control characters out, length capped."""
+    kept = "".join(ch if ch.isprintable() or ch == "\n" else "?" for ch in text[: limit + 1])
+    return kept if len(kept) <= limit else kept[:limit] + "…"
 
 
 class Check(Protocol):
@@ -104,6 +118,7 @@ class Replay:
     """
 
     cost = 0
+    replayable = True  # the host can repeat it on a record of the candidate's results
 
     def __init__(
         self,
@@ -133,6 +148,7 @@ class Recorded:
 
     cost = 5
     name = "recorded"
+    replayable = True
 
     def __init__(self, calls: Sequence[tuple[tuple[Any, ...], Mapping[str, Any], Any]]) -> None:
         self.calls = list(calls)
@@ -150,62 +166,6 @@ class Recorded:
                 shown = redact_text(", ".join(call))
                 raise CheckFailed(f"changed a healthy result: ({shown}) returned {redact_text(safe_repr(expected))} "
                                   f"before the failure, {redact_text(safe_repr(got))} now")
-
-
-class Preserves:
-    """With no oracle but the replay, a fix must keep what the original did around the failure.
-
-    ``calls`` are small variations of the failing call and ``expected`` the original's result on
-    each (a repr, ``None`` where it raised). A fix must agree with the original on at least half
-    of the calls where the original returned — it repairs the failure, it does not rewrite the
-    function (``total / count`` → ``total + count`` stops the ``ZeroDivisionError`` too). Where
-    the original raised on every call there is nothing to agree with, and a candidate returning
-    one constant throughout (``return 0``) is refused, unless it is ``None`` or a bool.
-    """
-
-    cost = 20
-    name = "preserve"
-
-    def __init__(self, calls: Sequence[tuple[tuple[Any, ...], Mapping[str, Any]]],
-                 expected: Sequence[str | None]) -> None:
-        self.calls = list(calls)
-        self.expected = list(expected)
-
-    def __call__(self, fn: Callable[..., Any]) -> None:
-        got: list[str | None] = []
-        value: Any = None
-        for args, kwargs in self.calls:
-            fresh_args, fresh_kwargs = _fresh(args, kwargs)
-            try:
-                value = _call(fn, fresh_args, fresh_kwargs)
-                got.append(safe_repr(value))
-            except Exception:
-                got.append(None)
-        returned = [(before, after) for before, after in zip(self.expected, got, strict=True) if before is not None]
-        if returned:
-            agree = sum(before == after for before, after in returned)
-            if 2 * agree < len(returned):
-                raise CheckFailed(f"agrees with the original on {agree} of the {len(returned)} variations of the "
-                                  "failing call where the original returned: it changes the function, not the fault")
-        elif len(set(got)) == 1 and got[0] is not None and not (value is None or isinstance(value, bool)):
-            raise CheckFailed(f"returns {redact_text(got[0])} for every variation of the failing call (where the "
-                              "original raised on all): that discards the function's logic rather than fixing it")
-
-
-def original_results(target: Target, calls: Sequence[tuple[tuple[Any, ...], Mapping[str, Any]]]) -> list[str | None]:
-    """The sandbox job: the original function's result (a repr) on each call, ``None`` where it raised."""
-    original = types.FunctionType(target.original_code, target.func.__globals__, target.name,
-                                  target.original_defaults, target.func.__closure__)
-    original.__kwdefaults__ = target.original_kwdefaults
-    shown: list[str | None] = []
-    with evaluating():
-        for args, kwargs in calls:
-            fresh_args, fresh_kwargs = _fresh(args, kwargs)
-            try:
-                shown.append(safe_repr(_call(original, fresh_args, fresh_kwargs)))
-            except Exception:
-                shown.append(None)
-    return shown
 
 
 def judge(verify: Callable[[Any], object], result: Any) -> None:
@@ -243,6 +203,11 @@ def _type_label(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or str(annotation)
 
 
+def annotation_oracle(func: types.FunctionType, verify: object, tests: Sequence[object]) -> Any:
+    """The return annotation, used as an oracle only where the user gave none of their own."""
+    return inspect.Parameter.empty if verify is not None or tests else return_annotation(func)
+
+
 def return_annotation(func: types.FunctionType) -> Any:
     """The resolved return annotation of ``func`` (``Parameter.empty`` when absent or unresolvable)."""
     try:
@@ -256,6 +221,7 @@ class TestCallable:
 
     __test__ = False
     cost = 10
+    replayable = True
 
     def __init__(self, test: Callable[[Callable[..., Any]], object]) -> None:
         self.test = test
@@ -388,24 +354,30 @@ def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, 
     saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
     subject: Callable[..., Any] = live if target.install(fn, lasting=False) == "code" else fn
     passed: list[str] = []
+    transcript: list[list[Any]] = []
     try:
         with evaluating():
             for check in checks:
+                recorder = Recorder(subject) if getattr(check, "replayable", False) else None
+                if recorder is not None:
+                    transcript.append([check.name, recorder.calls])
                 try:
-                    check(subject)
+                    check(recorder or subject)
                 except SandboxTimeout:
                     raise
                 except CheckFailed as exc:
                     return verdict(False, check.name, str(exc), passed)
                 except BaseException as exc:  # the candidate raised: SystemExit and KeyboardInterrupt included
-                    return verdict(False, check.name, _raised(exc), passed)
+                    return verdict(False, check.name, reason_of(exc), passed)
                 passed.append(check.name)
     finally:
         live.__code__, live.__defaults__, live.__kwdefaults__ = saved
-    return verdict(True, "all", "", passed)
+    done = verdict(True, "all", "", passed)
+    done["transcript"] = transcript if len(repr(transcript)) <= MAX_TRANSCRIPT else None
+    return done
 
 
-def _raised(exc: BaseException) -> str:
+def reason_of(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = next((f for f in reversed(frames) if f.filename.startswith("<regrow ")), None)
     at = f" at `{where.line}`" if where is not None and where.line else ""

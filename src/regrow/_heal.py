@@ -9,86 +9,36 @@ from __future__ import annotations
 import collections
 import contextlib
 import copy
-import dataclasses
 import functools
-import inspect
 import logging
 import sys
 import threading
 import time
 import traceback
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, TypeVar, overload
 
-from ._chain import default_chain
-from ._checks import (
-    Check,
-    CheckFailed,
-    Preserves,
-    Recorded,
-    Replay,
-    TestCallable,
-    _run_coroutine,
-    in_evaluation,
-    judge,
-    original_results,
-    return_annotation,
-)
+from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, in_evaluation, judge
 from ._config import SWITCHES
-from ._engine import Engine
 from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, emit
 from ._failure import Failure, capture_exception, check_failure
+from ._options import OnFailure, Options, SandboxMode, Test, default_sandbox, make_options
+from ._policy import prepare
 from ._proposer import Proposer
-from ._sandbox import Limits, Sandbox, make_sandbox
-from ._sandbox import default_sandbox as platform_sandbox
-from ._session import Budget, RepairResult, Session
-from ._store import CacheProposer, Store
+from ._sandbox import Sandbox
+from ._session import RepairResult, Session
+from ._store import Store
 from ._target import Target, refusal, unwrap
+from ._transcript import Unjudged, restore
 from ._wrapper import NONE, RAISE, RETRY, make_wrapper
 
 log = logging.getLogger("regrow")
 
 F = TypeVar("F", bound=Callable[..., Any])
-OnFailure = Literal["raise", "return_none"]
-SandboxMode = Literal["fork", "inprocess", "pool"]
-Test = Callable[[Callable[..., Any]], object]
-
-_shared_sandbox: Sandbox | None = None
-_sandbox_lock = threading.Lock()
-
-
-def default_sandbox() -> Sandbox:
-    """The process-wide sandbox used when none is given: a guarded fork where the platform has one."""
-    global _shared_sandbox
-    with _sandbox_lock:
-        if _shared_sandbox is None:
-            _shared_sandbox = platform_sandbox()
-        return _shared_sandbox
-
-
-@dataclasses.dataclass(frozen=True)
-class Options:
-    """Everything ``@heal`` and ``repair()`` are configured with (see :func:`heal`)."""
-
-    verify: Callable[[Any], object] | None = None
-    tests: tuple[Test, ...] = ()
-    proposers: tuple[Proposer, ...] | None = None
-    sandbox: Sandbox | None = None
-    budget: Budget = dataclasses.field(default_factory=Budget)
-    on_failure: OnFailure = "raise"
-    on_event: tuple[EventHandler, ...] = ()
-    cooldown: float = 300.0
-    store: Store | None = None
-    record: int = 0
-
-    def chain(self) -> tuple[Proposer, ...]:
-        """The proposers in order: the cache (with a store), then the given ones or the engine."""
-        chosen = self.proposers if self.proposers is not None else (Engine(),)
-        return (CacheProposer(self.store), *chosen) if self.store is not None else chosen
-
+Snapshot = tuple[tuple[Any, ...], dict[str, Any]]
 
 class Healing:
     """The healing state of one decorated function: ``f.__regrow__``.
@@ -121,17 +71,19 @@ class Healing:
         return self._target
 
     # -- the decisions the wrapper asks for -------------------------------------------------
-    def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 snapshot: Snapshot | None = None) -> object:
         if SWITCHES.disabled or in_evaluation():
             return RAISE
         try:
-            return self._on_error(exc, args, kwargs)
+            return self._on_error(exc, args, kwargs, snapshot)
         except Exception as internal:  # a fault in regrow itself must never replace the user's error
             log.exception("regrow: healing %s failed inside regrow", self.func.__qualname__)
             _note(exc, f"regrow: healing failed inside regrow: {internal!r}")
             return RAISE
 
-    def _on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    def _on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  snapshot: Snapshot | None) -> object:
         failing_code = _failing_code(exc, self.func)
         with self._lock:
             if failing_code is not None and failing_code is not self.func.__code__:
@@ -142,25 +94,27 @@ class Healing:
                 _note(exc, f"regrow: could not capture the failure: {capture_error!r}")
                 return RAISE
             verify, tests = self.options.verify, self.options.tests
-            replay = Replay(args, kwargs, verify, _annotation_oracle(self.func, verify, tests))
-            result = self._repair(failure, replay)
+            replay = Replay(args, kwargs, verify, annotation_oracle(self.func, verify, tests))
+            result = self._repair(failure, replay, exc, _put_back(args, kwargs, snapshot))
         if result is None or not result.ok:
             if result is not None:
                 _note(exc, result.ledger())
             return NONE if self.options.on_failure == "return_none" else RAISE
         return RETRY
 
-    def on_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    def on_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    snapshot: Snapshot | None = None) -> object:
         if SWITCHES.disabled or in_evaluation():
             return self._reject(value, "verify rejected the result (healing is off)")
         try:
-            decision = self._on_rejected(value, args, kwargs)
+            decision = self._on_rejected(value, args, kwargs, snapshot)
         except Exception as internal:  # a fault in regrow itself: the rejection stands, as without a repair
             log.exception("regrow: healing %s failed inside regrow", self.func.__qualname__)
             return self._reject(value, f"healing failed inside regrow: {internal!r}")
         return decision if decision is RETRY else self._reject(value, str(decision))
 
-    def _on_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    def _on_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     snapshot: Snapshot | None) -> object:
         """``RETRY`` when a fix is installed, else the reason (a string) for the rejection."""
         verify = self.options.verify
         assert verify is not None  # the wrapper only calls this with a predicate
@@ -173,9 +127,10 @@ class Healing:
                 reason = "verify rejected the result"
             except CheckFailed as exc:
                 reason = str(exc)
+            snapped = _put_back(args, kwargs, snapshot)
             replay = Replay(args, kwargs, verify)
             failure = check_failure("verify", self.func, reason, args, kwargs)
-            result = self._repair(failure, replay)
+            result = self._repair(failure, replay, None, snapped)
         if result is not None and result.ok:
             return RETRY
         return result.ledger() if result is not None else reason
@@ -186,26 +141,43 @@ class Healing:
         raise VerificationError(f"{self.func.__qualname__} returned a result that verify rejected\n{reason}",
                                 value, reason)
 
-    async def aon_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    async def aon_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
+                        snapshot: Snapshot | None = None) -> object:
         import asyncio  # only async targets get here, and their caller has asyncio loaded already
 
-        return await asyncio.to_thread(self.on_error, exc, args, kwargs)
+        return await asyncio.to_thread(self.on_error, exc, args, kwargs, snapshot)
 
-    async def aon_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    async def aon_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                           snapshot: Snapshot | None = None) -> object:
         import asyncio
 
-        return await asyncio.to_thread(self.on_rejected, value, args, kwargs)
+        return await asyncio.to_thread(self.on_rejected, value, args, kwargs, snapshot)
 
-    def remember(self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
-        """Keep a healthy call (``record=``): copies, so later mutation cannot change the record."""
+    @staticmethod
+    def snapshot(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Snapshot | None:
+        """Copies of a call's arguments taken before it runs (``verify=``/``record=`` only); ``None``
+        when they cannot be copied."""
         try:
-            self._recorded.append(copy.deepcopy((args, kwargs, result)))
-        except Exception:  # uncopyable arguments or result: this call cannot be replayed faithfully
+            return copy.deepcopy((args, kwargs))
+        except Exception:
+            return None
+
+    def remember(self, snapshot: Snapshot | None, result: Any) -> None:
+        """Keep a healthy call (``record=``): the arguments as they were passed, a copy of the result."""
+        if snapshot is None:
+            return  # uncopyable arguments: this call cannot be replayed faithfully
+        try:
+            self._recorded.append((*snapshot, copy.deepcopy(result)))
+        except Exception:  # an uncopyable result
             return
 
     # -- repair ------------------------------------------------------------------------------
-    def _repair(self, failure: Failure, replay: Check) -> RepairResult | None:
-        """Run a session for ``failure`` unless it is cooling down; the lock is held."""
+    def _repair(self, failure: Failure, replay: Check, exc: BaseException | None = None,
+                snapshot: bool | str = False) -> RepairResult | None:
+        """Run a session for ``failure`` unless it is cooling down or may not run; the lock is held.
+
+        ``snapshot``: the arguments are the caller's as passed (``True``), or why they cannot be (a string).
+        """
         fingerprint = failure.fingerprint
         now = time.monotonic()
         if self._cooldown.get(fingerprint, 0.0) > now:
@@ -215,10 +187,16 @@ class Healing:
         if self._recorded:
             checks.append(Recorded(list(self._recorded)))
         sandbox = self.options.sandbox or default_sandbox()
-        if self.options.verify is None and not self.options.tests and not self._recorded:
-            guard = _preserves(self.target, failure, sandbox)
-            if guard is not None:
-                checks.append(guard)
+        oracle = self.options.oracle
+        refused = snapshot if isinstance(snapshot, str) else ""
+        if not refused:
+            checks, refused = prepare(self.target, failure, exc, checks, sandbox, oracle=oracle,
+                                      snapshot=snapshot is True)
+        if refused:
+            result = refused_result(self.target.qualname, failure, refused, self.options)
+            self.results.append(result)
+            self._cooldown[fingerprint] = now + self.options.cooldown
+            return result
         session = Session(
             self.target, failure, checks, self.options.chain(),
             sandbox=sandbox,
@@ -226,6 +204,7 @@ class Healing:
             on_event=self.options.on_event,
             rebind=self._rebind,
             store=self.options.store,
+            oracle=oracle,
         )
         result = session.run(install=True)
         self.results.append(result)
@@ -274,26 +253,33 @@ class Healing:
         return None
 
 
-def _annotation_oracle(func: types.FunctionType, verify: object, tests: Sequence[Test]) -> Any:
-    """The return annotation, used as an oracle only where the user gave none of their own."""
-    return inspect.Parameter.empty if verify is not None or tests else return_annotation(func)
+def _put_back(args: tuple[Any, ...], kwargs: dict[str, Any], snapshot: Snapshot | None) -> bool | str:
+    """With a snapshot, put arguments the failing call changed back as the caller passed them.
 
-
-def _preserves(target: Target, failure: Failure, sandbox: Sandbox) -> Preserves | None:
-    """The guard of the no-oracle case (no ``verify=``, ``tests=`` or ``record=``): see :class:`Preserves`.
-
-    The original's results on variations of the failing call are found once, in the sandbox (the
-    original may have side effects, or hang on a variation); where that fails there is no guard.
+    ``True`` when the arguments are now the caller's, ``False`` without a snapshot (the guard then
+    finds out whether the function changes them), or the reason they cannot be put back.
     """
-    from ._engine._inputs import Call, derive
+    if snapshot is None:
+        return False
+    try:
+        restore(args, kwargs, [list(snapshot[0]), snapshot[1]])
+    except Unjudged as exc:
+        return (f"refused: the failing call changed its arguments before it failed and regrow cannot put them "
+                f"back ({exc}), so no proof would be a proof on your input")
+    return True
 
-    calls = [(c.args, c.kwargs) for c in derive([Call(tuple(failure.args), dict(failure.kwargs))], limit=24)]
-    if len(calls) < 2:
-        return None
-    outcome = sandbox.call(original_results, target, calls, limits=Limits(timeout=2.0))
-    if not outcome.ok or not isinstance(outcome.value, list) or len(outcome.value) != len(calls):
-        return None
-    return Preserves(calls, outcome.value)
+
+def refused_result(qualname: str, failure: Failure, reason: str, options: Options) -> RepairResult:
+    """The result of a failure no session may run for (see regrow._policy), reported and recorded as one."""
+    emit(options.on_event, Event("exhausted", qualname, message=reason))
+    log.warning("regrow: %s: %s", qualname, reason)
+    result = RepairResult(False, qualname, failure, reason=reason)
+    if options.store is not None:
+        try:
+            options.store.record(result, key=None)
+        except Exception as exc:  # a locked or broken store must not cost the user the refusal's reason
+            log.warning("regrow: could not record the refusal in %s: %s", options.store.path, exc)
+    return result
 
 
 def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeType | None:
@@ -321,47 +307,6 @@ def _note(exc: BaseException, text: str) -> None:
         previous = getattr(exc, "__regrow_ledger__", "")
         with contextlib.suppress(Exception):  # exceptions with __slots__ cannot take the attribute
             exc.__regrow_ledger__ = f"{previous}\n{text}" if previous else text  # type: ignore[attr-defined]
-
-
-def _options(
-    *,
-    verify: Callable[[Any], object] | None,
-    tests: Sequence[Test],
-    proposers: Sequence[Proposer] | None,
-    model: str | None,
-    sandbox: Sandbox | SandboxMode | None,
-    max_candidates: int,
-    max_attempts: int,
-    timeout: float,
-    candidate_timeout: float,
-    on_failure: OnFailure,
-    on_event: EventHandler | Sequence[EventHandler] | None,
-    cooldown: float,
-    store: str | Path | Store | None,
-    record: int = 0,
-) -> Options:
-    if on_failure not in ("raise", "return_none"):
-        raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
-    if verify is not None and not callable(verify):
-        raise TypeError("verify= must be a callable that takes the result and returns True to accept it")
-    for test in tests:
-        if not callable(test):
-            raise TypeError(f"tests= must hold callables that take the function; got {test!r}")
-    handlers = () if on_event is None else (on_event,) if callable(on_event) else tuple(on_event)
-    budget = Budget(max_candidates=max_candidates, max_attempts=max_attempts, timeout=timeout,
-                    candidate_timeout=candidate_timeout)
-    if store is not None and not isinstance(store, Store):
-        store = Store(store)
-    if isinstance(sandbox, str):
-        sandbox = make_sandbox(sandbox)
-    if model is not None:
-        if proposers is not None:
-            raise ValueError("give proposers= or model=, not both (model= is the engine, then that model)")
-        proposers = default_chain(model)
-    if record < 0:
-        raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
-    return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
-                   on_failure, handlers, cooldown, store, record)
 
 
 @overload
@@ -434,7 +379,7 @@ def heal(
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.
     """
-    options = _options(
+    options = make_options(
         verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
         max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure=on_failure,
         on_event=on_event, cooldown=cooldown, store=store, record=record,
@@ -468,71 +413,3 @@ def state(func: Callable[..., Any]) -> Healing:
     if not isinstance(found, Healing):
         raise RegrowError(f"{func!r} is not decorated with regrow.heal")
     return found
-
-
-def repair(
-    func: Callable[..., Any],
-    args: Sequence[Any] = (),
-    kwargs: Mapping[str, Any] | None = None,
-    *,
-    tests: Sequence[Test] = (),
-    verify: Callable[[Any], object] | None = None,
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
-    install: bool = True,
-    store: str | Path | Store | None = None,
-) -> RepairResult:
-    """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
-
-    Returns a :class:`RepairResult`: ``ok`` with ``value`` set to what the (repaired) call
-    returned, or not ``ok`` with the reason. With ``install`` (the default) a fix is installed
-    into the live function. Coroutine functions are run with ``asyncio.run``.
-    """
-    options = _options(
-        verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
-        max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure="raise",
-        on_event=on_event, cooldown=0.0, store=store,
-    )
-    raw = unwrap(func)
-    args, kwargs = tuple(args), dict(kwargs or {})
-    replay = Replay(args, kwargs, verify, _annotation_oracle(raw, verify, tests))
-    checks: list[Check] = [replay, *(TestCallable(t) for t in tests)]
-    failure = _first_failure(raw, checks, args, kwargs)
-    if failure is None:
-        return RepairResult(True, raw.__qualname__, None, reason="nothing to repair: every check passed",
-                            value=_run(raw, args, kwargs))
-    target, sandbox_used = Target.of(raw), options.sandbox or default_sandbox()
-    if verify is None and not tests:
-        guard = _preserves(target, failure, sandbox_used)
-        if guard is not None:
-            checks.append(guard)
-    session = Session(target, failure, checks, options.chain(), sandbox=sandbox_used, budget=options.budget,
-                      on_event=options.on_event, store=options.store)
-    result = session.run(install=install)
-    if result.ok and install:
-        result.value = _run(raw, args, kwargs)
-    return result
-
-
-def _first_failure(raw: types.FunctionType, checks: Sequence[Check], args: tuple[Any, ...],
-                   kwargs: dict[str, Any]) -> Failure | None:
-    """Run the checks on the function as it is; the first failure, or ``None`` when all pass."""
-    for check in checks:
-        try:
-            check(raw)
-        except CheckFailed as exc:
-            return check_failure("verify" if check is checks[0] else "test", raw, str(exc), args, kwargs)
-        except Exception as exc:  # the function itself raised
-            return capture_exception(exc, raw, args, kwargs)
-    return None
-
-
-def _run(raw: types.FunctionType, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    value = raw(*args, **kwargs)
-    return _run_coroutine(value) if inspect.iscoroutine(value) else value

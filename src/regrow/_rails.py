@@ -17,16 +17,21 @@ the process. In strict mode it flags every import outside a small allowlist and 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 _DYNAMIC_CODE = frozenset({"eval", "exec", "compile", "__import__"})
-_STRICT_BUILTINS = frozenset({"globals", "locals", "vars", "breakpoint", "open", "input", "memoryview"})
+# Builtins that reach the interpreter's namespaces, the terminal or the file system. The moderate
+# mode flags them too: in a candidate they are only a problem where the original did not use them
+# already, which is what ``new_reasons`` reports.
+_REACHING_BUILTINS = frozenset({"globals", "locals", "vars", "breakpoint", "open", "input"})
+_STRICT_BUILTINS = frozenset({*_REACHING_BUILTINS, "memoryview"})
 _ESCAPE_HATCHES = frozenset(
     {
         "__globals__", "__builtins__", "__subclasses__", "__code__", "__closure__", "__bases__", "__mro__",
         "__base__", "__dict__", "__getattribute__", "__loader__", "__spec__", "__import__", "__reduce__",
         "__reduce_ex__", "f_globals", "f_locals", "f_builtins", "f_back", "gi_frame", "cr_frame", "ag_frame",
-        "tb_frame", "co_code",
+        "tb_frame", "co_code", "f_code", "f_trace", "__traceback__", "_getframe", "_current_frames", "settrace",
+        "setprofile", "modules", "__self__", "__func__", "__wrapped__", "__defaults__", "__kwdefaults__",
     }
 )  # fmt: skip
 # Modules that reach outside the process (files, processes, network, raw memory) or into the interpreter.
@@ -35,6 +40,10 @@ _DENIED_MODULES = frozenset(
         "os", "posix", "nt", "subprocess", "socket", "ctypes", "pickle", "marshal", "importlib", "shutil",
         "signal", "builtins", "multiprocessing", "pty", "_posixsubprocess", "gc", "code", "codeop", "runpy",
         "resource", "fcntl", "mmap", "shelve", "dbm", "ftplib", "smtplib", "telnetlib", "ssl", "_thread",
+        # reaching into the running checks: frames, the heap, the test modules
+        "inspect", "sys", "__main__", "threading", "_interpreters", "_xxsubinterpreters", "interpreters",
+        "pytest", "_pytest", "unittest", "regrow", "tracemalloc", "faulthandler", "atexit", "io", "pathlib",
+        "tempfile", "glob", "linecache", "webbrowser",
     }
 )  # fmt: skip
 _STRICT_ALLOWED = frozenset(
@@ -50,19 +59,43 @@ _REFLECTION = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 _VIA_BUILTINS = frozenset(f"builtins.{name}" for name in _DYNAMIC_CODE | _REFLECTION)
 
 
-def check_source(source: str, strict: bool = False, allow: Iterable[str] = ()) -> list[str]:
+def check_source(source: str, strict: bool = False, allow: Iterable[str] = (),
+                 known: Mapping[str, str] | None = None) -> list[str]:
     """Reasons to reject ``source`` before running it; an empty list means the rails found nothing.
 
     ``allow`` names extra modules (top-level names) a candidate may import, e.g. the target's own
-    package; it widens both modes.
+    package; it widens both modes. ``known`` maps names the code finds in its module's globals to the
+    modules they are (``{"o": "os"}`` after ``import os as o`` at module level), so that
+    ``o.system(...)`` is seen as ``os.system`` without an import in the candidate.
     """
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
         return [f"line {exc.lineno}: syntax error: {exc.msg}"]
     rails = _Rails(strict, frozenset(allow))
+    rails.aliases.update(known or {})
     rails.visit(tree)
     return list(dict.fromkeys(rails.reasons))  # keep order, drop repeats
+
+
+def new_reasons(original: str, candidate: str, known: Mapping[str, str] | None = None) -> list[str]:
+    """The rails' reasons against ``candidate`` that do not hold for ``original`` already.
+
+    A candidate keeps what the user's own code does (it may call ``open`` if the original did);
+    what it adds is what the rails judge.
+    """
+    def bare(reason: str) -> str:
+        return reason.partition(": ")[2] if reason.startswith("line ") else reason
+
+    before = {bare(reason) for reason in check_source(original, known=known)}
+    return [reason for reason in check_source(candidate, known=known) if bare(reason) not in before]
+
+
+def module_names(namespace: Mapping[str, object]) -> dict[str, str]:
+    """Names in a module's globals that are modules, mapped to the modules' names (for ``known``)."""
+    import types
+
+    return {name: value.__name__ for name, value in namespace.items() if isinstance(value, types.ModuleType)}
 
 
 class _Rails(ast.NodeVisitor):
@@ -71,6 +104,7 @@ class _Rails(ast.NodeVisitor):
         self.allow = allow
         self.reasons: list[str] = []
         self.aliases: dict[str, str] = {}  # local name -> dotted name it stands for
+        self.depth = 0  # how many function definitions enclose the node being visited
 
     def flag(self, node: ast.AST, reason: str) -> None:
         self.reasons.append(f"line {getattr(node, 'lineno', '?')}: {reason}")
@@ -117,8 +151,23 @@ class _Rails(ast.NodeVisitor):
             self.flag(node, f"use of {resolved} (as {node.id})")
         elif node.id == "__builtins__":
             self.flag(node, "use of __builtins__")
-        elif self.strict and node.id in _STRICT_BUILTINS and node.id not in self.aliases:
+        elif node.id in _DENIED_MODULES and self.aliases.get(node.id) == node.id and node.id not in self.allow:
+            self.flag(node, f"use of {node.id}")  # the module itself, e.g. passed on or indexed
+        elif node.id in (_STRICT_BUILTINS if self.strict else _REACHING_BUILTINS) and node.id not in self.aliases:
             self.flag(node, f"use of {node.id}")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        # The outermost definition's defaults are evaluated when it is made: at install, in the user's
+        # process (its decorators are dropped and its annotations never evaluated, see Target.compile).
+        if not self.depth:
+            for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
+                if any(isinstance(part, (ast.Call, ast.Lambda, ast.NamedExpr)) for part in ast.walk(default)):
+                    self.flag(default, "a call in a default value (it would run at install, in your process)")
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in _ESCAPE_HATCHES or (self.strict and _odd_dunder(node.attr)):

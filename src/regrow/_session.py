@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ._candidate import Candidate, unified_diff
-from ._checks import Check, Verdict, evaluate
+from ._checks import Check, Verdict
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
+from ._proof import prove
 from ._proposer import Attempt, Proposer, Request
 from ._sandbox import InProcessSandbox, Limits, Sandbox
 from ._store import Store, cache_key
@@ -86,8 +87,10 @@ class Session:
         on_event: Sequence[EventHandler] = (),
         rebind: Callable[[types.FunctionType], None] | None = None,
         store: Store | None = None,
+        oracle: bool = True,
     ) -> None:
         self.target = target
+        self.oracle = oracle  # the user gave checks that say what is right (see regrow._policy)
         self.failure = failure
         self.checks = sorted(checks, key=lambda check: check.cost)
         self.proposers = list(proposers)
@@ -165,15 +168,15 @@ class Session:
         return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)
 
     def judge(self, candidate: Candidate) -> Verdict:
-        """Run the checks on ``candidate`` in the sandbox."""
+        """Prove ``candidate`` (see :func:`regrow._proof.prove`): rails, sandbox, the host's confirmation."""
         live = self.target.func
         saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
         limits = Limits(timeout=self.budget.candidate_timeout)
-        outcome = self.sandbox.call(evaluate, self.target, candidate.source, self.checks, limits=limits)
-        if not outcome.ok:
+        try:
+            return prove(self.target, candidate, self.checks, self.sandbox, limits, oracle=self.oracle)
+        finally:
             # An interrupted in-process evaluation may not have put the original code back.
             live.__code__, live.__defaults__, live.__kwdefaults__ = saved
-        return Verdict.from_outcome(outcome)
 
     def install(self, fix: Candidate) -> InstallMode:
         fn = self.target.compile(fix.source)

@@ -227,7 +227,8 @@ class Target:
         holder.insert(len(holder) - (1 if holder is body else 0), node)
         filename = f"<regrow {self.module}.{self.qualname} #{next(_serial)}>"
         _register_source(filename, source)
-        flags = self.original_code.co_flags & _FUTURE_FLAGS
+        # Annotations stay strings: a candidate's annotation is never evaluated (the original's are kept).
+        flags = (self.original_code.co_flags & _FUTURE_FLAGS) | __future__.annotations.compiler_flag
         code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
         scratch: dict[str, Any] = dict(self.func.__globals__)
         exec(code, scratch)

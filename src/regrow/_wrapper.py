@@ -18,10 +18,10 @@ NONE = object()  # give up quietly: return None
 _TEMPLATE = '''
 def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY):
     {async_}def {name}({params}):
-        try:
+{snap}        try:
             {result}{await_}_rg_fn({call})
         except Exception as _rg_exc:
-            _rg_d = {await_}_rg_state.{on_error}(_rg_exc, ({pos}), {{{kw}}})
+            _rg_d = {await_}_rg_state.{on_error}(_rg_exc, ({pos}), {{{kw}}}{snapped})
             if _rg_d is _rg_RETRY:
                 return {await_}_rg_fn({call})
             if _rg_d is _rg_RAISE:
@@ -34,12 +34,16 @@ _VERIFY = '''        try:
         except Exception:
             _rg_ok = False
         if not _rg_ok:
-            _rg_d = {await_}_rg_state.{on_rejected}(_rg_result, ({pos}), {{{kw}}})
+            _rg_d = {await_}_rg_state.{on_rejected}(_rg_result, ({pos}), {{{kw}}}, _rg_snap)
             if _rg_d is _rg_RETRY:
                 return {await_}_rg_fn({call})
             return None
 '''
-_RECORD = '''        _rg_state.remember(({pos}), {{{kw}}}, _rg_result)
+_RECORD = '''        _rg_state.remember(_rg_snap, _rg_result)
+'''
+# With verify= or record= (the user's opt-in costs) the arguments are copied before each call, so a
+# call that changes them before it fails is still replayed on what the caller passed.
+_SNAPSHOT = '''        _rg_snap = _rg_state.snapshot(({pos}), {{{kw}}})
 '''
 
 
@@ -47,7 +51,8 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool
     """A function with ``func``'s signature that calls it and hands failures to ``state``.
 
     With ``verify`` each result is judged; with ``record`` each healthy call is handed to
-    ``state.remember`` (both are the user's opt-in costs on the healthy path).
+    ``state.remember`` (both are the user's opt-in costs on the healthy path). With either, the
+    arguments are copied by ``state.snapshot`` before each call and handed over with a failure.
     """
     parts = _signature_parts(func)
     is_async = inspect.iscoroutinefunction(func)
@@ -62,6 +67,8 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool
     # With neither option the result is returned straight from inside the ``try``.
     keeps = verify is not None or record
     fields["result"] = "_rg_result = " if keeps else "return "
+    fields["snap"] = _SNAPSHOT.format(**fields) if keeps else ""
+    fields["snapped"] = ", _rg_snap" if keeps else ""
     fields["after"] = (
         (_VERIFY.format(**fields) if verify is not None else "")
         + (_RECORD.format(**fields) if record else "")

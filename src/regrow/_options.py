@@ -1,0 +1,102 @@
+"""The options ``@heal`` and ``repair()`` are configured with, checked once at decoration."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from ._chain import default_chain
+from ._engine import Engine
+from ._events import EventHandler
+from ._proposer import Proposer
+from ._sandbox import Sandbox, make_sandbox
+from ._sandbox import default_sandbox as platform_sandbox
+from ._session import Budget
+from ._store import CacheProposer, Store
+
+OnFailure = Literal["raise", "return_none"]
+SandboxMode = Literal["fork", "inprocess", "pool"]
+Test = Callable[[Callable[..., Any]], object]
+
+_shared_sandbox: Sandbox | None = None
+_sandbox_lock = threading.Lock()
+
+
+def default_sandbox() -> Sandbox:
+    """The process-wide sandbox used when none is given: a guarded fork where the platform has one."""
+    global _shared_sandbox
+    with _sandbox_lock:
+        if _shared_sandbox is None:
+            _shared_sandbox = platform_sandbox()
+        return _shared_sandbox
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Everything ``@heal`` and ``repair()`` are configured with (see :func:`heal`)."""
+
+    verify: Callable[[Any], object] | None = None
+    tests: tuple[Test, ...] = ()
+    proposers: tuple[Proposer, ...] | None = None
+    sandbox: Sandbox | None = None
+    budget: Budget = dataclasses.field(default_factory=Budget)
+    on_failure: OnFailure = "raise"
+    on_event: tuple[EventHandler, ...] = ()
+    cooldown: float = 300.0
+    store: Store | None = None
+    record: int = 0
+
+    @property
+    def oracle(self) -> bool:
+        """Whether the user said what is right (``verify=``, ``tests=``, ``record=``): see regrow._policy."""
+        return self.verify is not None or bool(self.tests) or self.record > 0
+
+    def chain(self) -> tuple[Proposer, ...]:
+        """The proposers in order: the cache (with a store), then the given ones or the engine."""
+        chosen = self.proposers if self.proposers is not None else (Engine(),)
+        return (CacheProposer(self.store), *chosen) if self.store is not None else chosen
+
+
+
+def make_options(
+    *,
+    verify: Callable[[Any], object] | None,
+    tests: Sequence[Test],
+    proposers: Sequence[Proposer] | None,
+    model: str | None,
+    sandbox: Sandbox | SandboxMode | None,
+    max_candidates: int,
+    max_attempts: int,
+    timeout: float,
+    candidate_timeout: float,
+    on_failure: OnFailure,
+    on_event: EventHandler | Sequence[EventHandler] | None,
+    cooldown: float,
+    store: str | Path | Store | None,
+    record: int = 0,
+) -> Options:
+    if on_failure not in ("raise", "return_none"):
+        raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
+    if verify is not None and not callable(verify):
+        raise TypeError("verify= must be a callable that takes the result and returns True to accept it")
+    for test in tests:
+        if not callable(test):
+            raise TypeError(f"tests= must hold callables that take the function; got {test!r}")
+    handlers = () if on_event is None else (on_event,) if callable(on_event) else tuple(on_event)
+    budget = Budget(max_candidates=max_candidates, max_attempts=max_attempts, timeout=timeout,
+                    candidate_timeout=candidate_timeout)
+    if store is not None and not isinstance(store, Store):
+        store = Store(store)
+    if isinstance(sandbox, str):
+        sandbox = make_sandbox(sandbox)
+    if model is not None:
+        if proposers is not None:
+            raise ValueError("give proposers= or model=, not both (model= is the engine, then that model)")
+        proposers = default_chain(model)
+    if record < 0:
+        raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
+    return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
+                   on_failure, handlers, cooldown, store, record)

@@ -1,0 +1,93 @@
+"""How one candidate is proven: rails first, then the sandbox, then the host's own judgement.
+
+1. The AST rails (:mod:`regrow._rails`) refuse what a candidate adds that reaches outside the
+   function — ``eval``, frames, the heap, the file system, processes — before anything of it runs,
+   in any sandbox mode.
+2. The sandbox runs the checks on the candidate and records its results as plain data.
+3. The host runs the same checks again on that record (:mod:`regrow._transcript`): the verdict
+   comes from code the candidate never touched. A record the host cannot settle (results that are
+   not plain data, a test that calls the function by name) is accepted on the sandbox's word only
+   for the built-in engine's edits, which are mutations of the user's own code.
+4. A candidate from any other proposer is proven twice, the second time in a fresh process, so
+   nothing the first run left behind decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._candidate import Candidate
+from ._checks import Check, CheckFailed, Verdict, evaluate, evaluating, reason_of
+from ._plain import PlainError
+from ._policy import TRUSTED_ORIGINS, untrusted_without_oracle
+from ._rails import module_names, new_reasons
+from ._sandbox import InProcessSandbox, Limits, Sandbox
+from ._target import Target
+from ._transcript import Replayer, Unjudged
+
+
+def prove(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox: Sandbox, limits: Limits,
+          *, oracle: bool = True) -> Verdict:
+    """The verdict on ``candidate``: it passes only if the host confirms what the sandbox says."""
+    trusted = candidate.origin in TRUSTED_ORIGINS
+    if not oracle and not trusted:
+        return Verdict(False, "policy", untrusted_without_oracle(candidate.origin))
+    reasons = new_reasons(target.bare_source, candidate.source, module_names(target.func.__globals__))
+    if reasons:
+        return Verdict(False, "rails", "refused before it ran: " + "; ".join(reasons[:5]))
+    verdict = _once(target, candidate, checks, sandbox, limits)
+    if verdict.ok and not trusted and not isinstance(sandbox, InProcessSandbox):
+        again = _once(target, candidate, checks, sandbox, limits)
+        if not again.ok:
+            return Verdict(False, again.check, f"failed its second proof, in a fresh process: {again.reason}",
+                           verdict.duration + again.duration)
+    return verdict
+
+
+def _once(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox: Sandbox,
+          limits: Limits) -> Verdict:
+    outcome = sandbox.call(evaluate, target, candidate.source, list(checks), limits=limits)
+    verdict = Verdict.from_outcome(outcome)
+    if not verdict.ok:
+        return verdict
+    ok, check, reason, unjudged = rejudge(checks, outcome.value.get("transcript"), target)
+    if ok:
+        return verdict
+    if unjudged and candidate.origin in TRUSTED_ORIGINS:
+        return Verdict(True, verdict.check, f"confirmed in the sandbox only: {reason}", verdict.duration,
+                       verdict.passed)
+    return Verdict(False, check, f"not confirmed outside the sandbox: {reason}", verdict.duration)
+
+
+def rejudge(checks: Sequence[Any], transcript: Any, target: Target) -> tuple[bool, str, str, bool]:
+    """Run the replayable ``checks`` in this process on the record of a candidate's results.
+
+    Returns ``(ok, check, reason, unjudged)``; ``unjudged`` means the record could not settle it.
+    """
+    if type(transcript) is not list:
+        return False, "transcript", "the sandbox sent no record of the candidate's results", True
+    records = {entry[0]: entry[1] for entry in transcript
+               if type(entry) is list and len(entry) == 2 and type(entry[0]) is str and type(entry[1]) is list}
+    for check in checks:
+        if not getattr(check, "replayable", False):
+            continue
+        calls = records.get(check.name)
+        if calls is None:
+            return False, check.name, "the sandbox sent no record of this check", False
+        if not calls:
+            return False, check.name, "the check did not call the function it was given", True
+        replayer = Replayer(calls, target.func.__globals__, target.is_async)
+        try:
+            with evaluating():
+                check(replayer)
+        except Unjudged as exc:
+            return False, check.name, str(exc), True
+        except PlainError as exc:
+            return False, check.name, f"the sandbox sent a malformed record: {exc}", False
+        except Exception as exc:
+            reason = str(exc) if isinstance(exc, CheckFailed) else reason_of(exc)
+            if replayer.opaque:
+                return False, check.name, f"{reason} (the result is not plain data: the host cannot compare it)", True
+            return False, check.name, reason, False
+    return True, "all", "", False
