@@ -7,6 +7,7 @@ Each task runs in a process of its own (see :mod:`._runner`); the results land i
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import threading
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._errors import RegrowError
+from ._judge import DEFAULT_MIN_CALLS
 from ._manifest import load
-from ._report import summarise, table, write
+from ._report import judgement, summarise, table, write
 from ._runner import Progress, run_tasks
 from ._task import llm_proposer
 
@@ -39,12 +41,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", action="append", default=None, metavar="NAME", help="run only this task (repeatable)")
     parser.add_argument("--max-candidates", type=int, default=5000, help="candidates one task may try (5000)")
     parser.add_argument("--seed", type=int, default=0, help="PYTHONHASHSEED of the task processes (0)")
+    parser.add_argument("--min-calls", type=_at_least_one, default=None, metavar="N",
+                        help="calls a fix must be compared on against the reference to be judged correct or "
+                             f"wrong; fewer leave it unjudged (the manifest's min_calls, else {DEFAULT_MIN_CALLS})")
     parser.set_defaults(run=_bench)
 
 
 def _bench(args: argparse.Namespace, out: TextIO) -> int:
     suite = load(args.manifest)
     tasks = [t for t in suite.tasks if not args.task or t.name in args.task]
+    if args.min_calls is not None:
+        tasks = [dataclasses.replace(task, min_calls=args.min_calls) for task in tasks]
     if args.task and len(tasks) != len(set(args.task)):
         missing = sorted(set(args.task) - {t.name for t in tasks})
         raise RegrowError(f"no such task in {args.manifest}: {', '.join(missing)}")
@@ -58,11 +65,21 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
     summary = summarise(results)
     summary["wall_seconds"] = round(time.monotonic() - started, 3)
     options = {"proposer": args.proposer, "model": args.model, "jobs": args.jobs, "timeout": args.timeout,
-               "seed": args.seed, "max_candidates": args.max_candidates}
+               "seed": args.seed, "max_candidates": args.max_candidates, "min_calls": args.min_calls}
     json_path, html_path = write(Path(args.out), suite.name, options, results, summary)
     print(table(results, summary), file=out)
     print(f"wrote {json_path} and {html_path}", file=out)
     return 0
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
 
 
 def _check_model(proposer: str, model: str | None) -> None:
@@ -107,6 +124,9 @@ def _progress(out: TextIO, total: int) -> Iterator[Progress]:
 
 
 def _label(result: dict[str, Any]) -> str:
-    if result["status"] == "fixed" and result.get("correct") is False:
-        return "fixed (WRONG vs reference)"
-    return str(result["status"])
+    status = judgement(result) or str(result["status"])
+    if status == "wrong":
+        return f"WRONG vs reference: {result.get('counterexample', '')}"[:160]
+    if status in ("correct", "unjudged"):
+        return f"{status} (on {result.get('judged_calls', 0)} calls)"
+    return status

@@ -4,6 +4,7 @@
 [suite]
 name = "mine"
 root = "."                      # where pytest runs (its conftest), relative to the manifest
+min_calls = 10                  # optional: calls a fix must be compared on to be judged (10)
 
 [[task]]
 name = "net_balance"
@@ -13,6 +14,7 @@ reference = "reference/net_balance.py::net_balance"   # optional: a known-correc
 fixable = true                  # optional: false marks a bug the engine should not fix
 family = "core"                 # optional label for the report
 root = "."                      # optional: this task's own root
+min_calls = 10                  # optional: this task's own minimum (``--min-calls`` overrides both)
 ```
 """
 
@@ -43,6 +45,7 @@ class Task:
     fixable: bool | None = None
     family: str = ""
     bug: str = ""
+    min_calls: int | None = None  # calls a judgement against the reference needs (None: the default)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -72,7 +75,8 @@ def load(path: str | Path) -> Suite:
     entries = data.get("task", [])
     if not isinstance(entries, list) or not entries:
         raise RegrowError(f"{path} lists no [[task]] tables")
-    tasks = [_task(entry, base, file.parent, number) for number, entry in enumerate(entries, start=1)]
+    min_calls = _min_calls(suite.get("min_calls"), "[suite]")
+    tasks = [_task(entry, base, file.parent, number, min_calls) for number, entry in enumerate(entries, start=1)]
     names = [task.name for task in tasks]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
@@ -80,7 +84,15 @@ def load(path: str | Path) -> Suite:
     return Suite(str(suite.get("name", file.parent.name)), tasks)
 
 
-def _task(entry: Any, base: Path, folder: Path, number: int) -> Task:
+def _min_calls(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise RegrowError(f"{where}: min_calls must be a whole number of at least 1, not {value!r}")
+    return value
+
+
+def _task(entry: Any, base: Path, folder: Path, number: int, min_calls: int | None) -> Task:
     if not isinstance(entry, dict) or not isinstance(entry.get("target"), str) or "::" not in entry["target"]:
         raise RegrowError(f"task #{number} needs target = \"path/to/module.py::function\"")
     tests = entry.get("tests")
@@ -99,4 +111,5 @@ def _task(entry: Any, base: Path, folder: Path, number: int) -> Task:
         fixable=fixable if isinstance(fixable, bool) else None,
         family=str(entry.get("family", "")),
         bug=str(entry.get("bug", "")),
+        min_calls=_min_calls(entry.get("min_calls"), f"task #{number}") or min_calls,
     )

@@ -9,20 +9,39 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-STATUSES = ("fixed", "not-fixed", "nothing-to-fix", "reference-fails", "flaky", "bad-target", "bad-tests", "timeout",
-            "error")
-_COLOURS = {"fixed": "#2e9d4f", "wrong": "#d9822b", "not-fixed": "#c9c9c9", "other": "#7a7a9d"}
+STATUSES = ("correct", "wrong", "unjudged", "fixed", "not-fixed", "nothing-to-fix", "reference-fails", "flaky",
+            "bad-target", "bad-tests", "timeout", "error")
+# A repair that produced a fix ends in one of these: judged against the reference, or "fixed" without one.
+FIXED = ("correct", "wrong", "unjudged", "fixed")
+_KINDS = ("fixed", "wrong", "unjudged", "not-fixed", "other")
+_COLOURS = {"fixed": "#2e9d4f", "wrong": "#d9822b", "unjudged": "#e0c341", "not-fixed": "#c9c9c9",
+            "other": "#7a7a9d"}
+
+
+def judgement(r: dict[str, Any]) -> str | None:
+    """``correct``, ``wrong`` or ``unjudged`` for a fix judged against a reference; ``None`` otherwise.
+
+    Results written before fixes had statuses of their own (``fixed`` with ``correct`` true or
+    false) read the same way.
+    """
+    status = r.get("status")
+    if status in ("correct", "wrong", "unjudged"):
+        return str(status)
+    if status == "fixed" and r.get("correct") is not None:
+        return "correct" if r["correct"] else "wrong"
+    return None
 
 
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     """The headline numbers: fix rate on fixable tasks, correctness of fixes, wrong claims, speed."""
     # Unmarked tasks count as fixable only where a repair was tried: bad input is not a miss.
     fixable = [r for r in results if r.get("fixable") is True
-               or (r.get("fixable") is None and r["status"] in ("fixed", "not-fixed", "timeout", "error"))]
-    fixed = [r for r in fixable if r["status"] == "fixed"]
-    judged = [r for r in fixed if r.get("correct") is not None]
-    unfixable_claims = [r for r in results if r.get("fixable") is False and r["status"] == "fixed"]
-    wrong_claims = [r for r in unfixable_claims if r.get("correct") is False]
+               or (r.get("fixable") is None and r["status"] in (*FIXED, "not-fixed", "timeout", "error"))]
+    fixed = [r for r in fixable if r["status"] in FIXED]
+    verdicts = Counter(judgement(r) for r in fixed)
+    checked = sum(verdicts[v] for v in ("correct", "wrong", "unjudged"))
+    unfixable_claims = [r for r in results if r.get("fixable") is False and r["status"] in FIXED]
+    wrong_claims = [r for r in unfixable_claims if judgement(r) == "wrong"]
     engine = [r["engine"] for r in results if r.get("engine")]
     evaluated = sum(e["evaluated"] for e in engine)
     seconds = sum(e["search_seconds"] for e in engine)
@@ -33,9 +52,13 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "fixable": len(fixable),
         "fixed": len(fixed),
         "fixed_percent": _percent(len(fixed), len(fixable)),
-        "correct": sum(bool(r.get("correct")) for r in judged),
-        "judged": len(judged),
-        "correct_percent": _percent(sum(bool(r.get("correct")) for r in judged), len(judged)),
+        "correct": verdicts["correct"],
+        "wrong": verdicts["wrong"],
+        "unjudged": verdicts["unjudged"],
+        "judged": verdicts["correct"] + verdicts["wrong"],
+        "checked": checked,  # fixes with a reference: judged or not
+        # Of the fixes with a reference, those proven correct: an unjudged fix is not.
+        "correct_percent": _percent(verdicts["correct"], checked),
         "unfixable_claims": len(unfixable_claims),
         "wrong_claims": len(wrong_claims),
         "median_seconds": round(statistics.median(times), 3) if times else None,
@@ -51,11 +74,10 @@ def _percent(part: int, whole: int) -> float | None:
 
 def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
     """A plain-text table, one task a line, and the summary beneath."""
-    rows = [("task", "family", "status", "correct", "operator", "cands", "time")]
+    rows = [("task", "family", "status", "calls", "operator", "cands", "time")]
     for r in results:
-        correct = "" if r.get("correct") is None else ("yes" if r["correct"] else "NO")
-        rows.append((r["name"], r.get("family") or "", r["status"], correct, r.get("operator") or "",
-                     str(r.get("candidates", "")), f"{r.get('time', 0):.2f}s"))
+        rows.append((r["name"], r.get("family") or "", r["status"], str(r.get("judged_calls", "")),
+                     r.get("operator") or "", str(r.get("candidates", "")), f"{r.get('time', 0):.2f}s"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
@@ -63,12 +85,15 @@ def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
     lines += [
         "",
         f"fixed {s['fixed']}/{s['fixable']} fixable tasks ({s['fixed_percent']}%); "
-        f"correct vs reference {s['correct']}/{s['judged']} ({s['correct_percent']}%); "
+        f"against the reference: correct {s['correct']}, wrong {s['wrong']}, unjudged {s['unjudged']} "
+        f"of {s['checked']} ({s['correct_percent']}% correct); "
         f"wrong claims on unfixable tasks: {s['wrong_claims']} (of {s['unfixable_claims']} claims)",
         f"median {s['median_seconds']}s per task, {s['total_seconds']}s in all; "
         f"{s['candidates']} candidates at {s['candidates_per_second']}/s; "
         f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}",
     ]
+    wrong = [r for r in results if judgement(r) == "wrong" and r.get("counterexample")]
+    lines += [f"  wrong: {r['name']}: {r['counterexample']}" for r in wrong]
     return "\n".join(lines)
 
 
@@ -84,13 +109,14 @@ def write(out: Path, suite: str, options: dict[str, Any], results: list[dict[str
 
 
 def _outcome(r: dict[str, Any]) -> str:
-    if r["status"] == "fixed":
-        return "wrong" if r.get("correct") is False else "fixed"
+    if r["status"] in FIXED:
+        verdict = judgement(r)
+        return verdict if verdict in ("wrong", "unjudged") else "fixed"
     return "not-fixed" if r["status"] == "not-fixed" else "other"
 
 
 def chart(results: list[dict[str, Any]]) -> str:
-    """An inline SVG: one stacked bar per family (fixed, fixed-but-wrong, not fixed, other status)."""
+    """An inline SVG: one stacked bar per family (fixed, fixed-but-wrong, unjudged, not fixed, other status)."""
     families = list(dict.fromkeys(r.get("family") or "-" for r in results))
     counts = {f: Counter(_outcome(r) for r in results if (r.get("family") or "-") == f) for f in families}
     most = max((sum(c.values()) for c in counts.values()), default=1) * 1.1  # room for the count labels
@@ -100,7 +126,7 @@ def chart(results: list[dict[str, Any]]) -> str:
              f'role="img" aria-label="outcome per family">']
     for i, family in enumerate(families):
         x, y = left + i * (bar + gap), float(height)
-        for kind in ("fixed", "wrong", "not-fixed", "other"):
+        for kind in _KINDS:
             h = height * counts[family][kind] / most
             if h:
                 y -= h
@@ -110,7 +136,7 @@ def chart(results: list[dict[str, Any]]) -> str:
                      f'{html.escape(family)}</text>')
         total = sum(counts[family].values())  # the count above each bar, so the chart reads without hovering
         parts.append(f'<text x="{x + bar / 2}" y="{y - 4:.1f}" font-size="11" text-anchor="middle">{total}</text>')
-    for j, kind in enumerate(("fixed", "wrong", "not-fixed", "other")):
+    for j, kind in enumerate(_KINDS):
         x = left + len(families) * (bar + gap) + 10
         parts.append(f'<rect x="{x}" y="{10 + j * 20}" width="12" height="12" fill="{_COLOURS[kind]}"/>'
                      f'<text x="{x + 18}" y="{21 + j * 20}" font-size="12">{kind}</text>')
@@ -125,13 +151,13 @@ def render_html(suite: str, summary: dict[str, Any], results: list[dict[str, Any
     for r in results:
         patch = f"<details><summary>patch</summary><pre>{html.escape(r['patch'])}</pre></details>" \
             if r.get("patch") else ""
-        detail = html.escape(r.get("note") or r.get("reason") or "")
+        detail = "<br>".join(html.escape(text) for text in dict.fromkeys((r.get("note"), r.get("reason"))) if text)
         if r.get("counterexample"):
             detail += f"<br><em>{html.escape(r['counterexample'])}</em>"
-        correct = "" if r.get("correct") is None else ("yes" if r["correct"] else "<b>no</b>")
         rows.append(
             f"<tr class='{_outcome(r)}'><td>{html.escape(r['name'])}</td><td>{html.escape(r.get('family') or '')}</td>"
-            f"<td>{html.escape(r['status'])}</td><td>{correct}</td><td>{html.escape(r.get('operator') or '')}</td>"
+            f"<td>{html.escape(r['status'])}</td><td>{r.get('judged_calls', '')}</td>"
+            f"<td>{html.escape(r.get('operator') or '')}</td>"
             f"<td>{r.get('candidates', '')}</td><td>{r.get('time', 0):.2f}s</td><td>{detail}{patch}</td></tr>")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>regrow bench: {html.escape(suite)}</title>
@@ -139,16 +165,18 @@ def render_html(suite: str, summary: dict[str, Any], results: list[dict[str, Any
 body {{ font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }}
 table {{ border-collapse: collapse; }} td, th {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left;
 vertical-align: top; }} tr.fixed td:nth-child(3) {{ color: #2e9d4f; }} tr.wrong td:nth-child(3) {{ color: #d9822b; }}
+tr.unjudged td:nth-child(3) {{ color: #a08a10; }}
 pre {{ background: #f6f6f6; padding: 6px; }} .numbers span {{ margin-right: 2em; }}
 </style></head><body>
 <h1>regrow bench: {html.escape(suite)}</h1>
 <p class="numbers"><span>fixed <b>{s['fixed']}/{s['fixable']}</b> ({s['fixed_percent']}%)</span>
-<span>correct vs reference <b>{s['correct']}/{s['judged']}</b> ({s['correct_percent']}%)</span>
+<span>against the reference: correct <b>{s['correct']}</b>, wrong <b>{s['wrong']}</b>,
+unjudged <b>{s['unjudged']}</b> of {s['checked']} ({s['correct_percent']}% correct)</span>
 <span>wrong claims on unfixable tasks <b>{s['wrong_claims']}</b></span>
 <span>median <b>{s['median_seconds']}s</b> per task</span>
 <span><b>{s['candidates_per_second']}</b> candidates/s</span></p>
 {chart(results)}
-<table><tr><th>task</th><th>family</th><th>status</th><th>correct</th><th>operator</th><th>candidates</th>
+<table><tr><th>task</th><th>family</th><th>status</th><th>calls judged</th><th>operator</th><th>candidates</th>
 <th>time</th><th>detail</th></tr>
 {''.join(rows)}
 </table></body></html>

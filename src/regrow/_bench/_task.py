@@ -4,7 +4,8 @@ The steps, each of which can end the task with a status of its own: load the tar
 (``bad-target``), collect its tests (``bad-tests``), run them on the buggy version three times
 (``nothing-to-fix`` when all pass, ``flaky`` when the runs disagree), run them on the reference
 (``reference-fails``), repair (``fixed`` / ``not-fixed``), then judge a fix against the reference
-by differential testing on the tests' inputs and variations of them.
+by differential testing on the tests' inputs and inputs made from them (:mod:`._judge`): a fix with
+a reference ends ``correct``, ``wrong`` or ``unjudged`` (compared on too few calls to tell).
 """
 
 from __future__ import annotations
@@ -26,19 +27,19 @@ from typing import Any
 
 from .._checks import Check, PytestTests, evaluate
 from .._engine import OPERATORS, Engine
-from .._engine._inputs import SealedCall, behaviour, open_all, signatures, variations, vary_job
 from .._engine._localize import Spectrum, record, split_checks, trace_job
-from .._engine._rank import behaviour_of
 from .._engine._worker import Worker
 from .._errors import RegrowError
 from .._failure import check_failure
 from .._proposer import Proposer
 from .._session import Budget, Session
 from .._target import Target, resolve
+from ._judge import DEFAULT_MIN_CALLS, jobs, judge
 from ._manifest import Task
 
 _BASELINE_RUNS = 3  # runs of the tests on the buggy version: a test that changes its mind is flaky
 _TEST_TIMEOUT = 2.0  # seconds one test may take on the buggy version or the reference
+_JUDGE_SECONDS = (5.0, 30.0)  # the least and the most time a judgement gets
 _TIERS = {op.name: op.tier for op in OPERATORS}
 
 
@@ -57,7 +58,7 @@ def run_task(task: Task, proposer: str = "engine", model: str | None = None, tim
     result: dict[str, Any] = {"name": task.name, "family": task.family, "fixable": task.fixable, "bug": task.bug,
                               "status": "error", "reason": ""}
     try:
-        result.update(_run(task, proposer, model, started + timeout * 0.85, max_candidates))
+        result.update(_run(task, proposer, model, started + timeout, max_candidates))
     except Stop as stop:
         result.update(status=stop.status, reason=str(stop))
     except Exception as exc:
@@ -66,7 +67,9 @@ def run_task(task: Task, proposer: str = "engine", model: str | None = None, tim
     return result
 
 
-def _run(task: Task, proposer: str, model: str | None, deadline: float, max_candidates: int) -> dict[str, Any]:
+def _run(task: Task, proposer: str, model: str | None, end: float, max_candidates: int) -> dict[str, Any]:
+    """The task's result; the repair may take 85% of the time until ``end``, the judgement the rest."""
+    deadline = end - 0.15 * (end - time.monotonic())
     os.chdir(task.root)
     if task.root not in sys.path:
         sys.path.insert(0, task.root)
@@ -79,13 +82,16 @@ def _run(task: Task, proposer: str, model: str | None, deadline: float, max_cand
             _check_reference(worker, len(baseline.runs))
         result = _repair(target, tests, baseline, _proposers(proposer, model), deadline, max_candidates)
         if result["status"] == "fixed" and reference is not None:
-            result.update(_judge(worker, result.pop("source"), baseline))
+            low, high = _JUDGE_SECONDS
+            budget = min(max(end - time.monotonic(), low), high)
+            min_calls = DEFAULT_MIN_CALLS if task.min_calls is None else task.min_calls
+            result.update(judge(worker, result.pop("source"), baseline.calls(), min_calls, budget))
     result.pop("source", None)
     return result
 
 
 def _worker(target: Target, tests: PytestTests, reference: tuple[str, types.FunctionType] | None) -> Worker:
-    """A worker that runs the tests on the buggy version, the reference and a fix, and compares them.
+    """A worker that runs the tests on the buggy version and the reference, and judges a fix.
 
     Jobs take and return plain data (recorded calls travel sealed); only tracing is trusted.
     """
@@ -99,12 +105,8 @@ def _worker(target: Target, tests: PytestTests, reference: tuple[str, types.Func
         finally:
             target.restore()
 
-    def differential(fix: str, plain: list[Any]) -> list[list[str]]:
-        calls = open_all(plain)
-        return [behaviour(ref, calls) if ref else [], behaviour_of(target, fix, calls)]
-
     return Worker({"trace": trace_job(target, fine, _TEST_TIMEOUT), "reference": on_reference,
-                   "vary": vary_job, "differential": differential}, trusted={"trace"})
+                   **(jobs(target, ref) if ref is not None else {})}, trusted={"trace"})
 
 
 def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: list[Proposer], deadline: float,
@@ -202,33 +204,6 @@ def _read_reference(data: Any) -> dict[str, Any]:
     if type(data) is not dict or type(data.get("ok")) is not bool or type(data.get("reason")) is not str:
         raise ValueError("not a verdict on the reference")
     return data
-
-
-def _judge(worker: Worker, fix: str, baseline: Spectrum) -> dict[str, Any]:
-    """Differential testing of the fix against the reference on the tests' inputs and variations."""
-    given = baseline.calls()
-    calls = [*given, *variations(worker, given, limit=200, timeout=30.0)]
-
-    def read(data: Any) -> tuple[list[str], list[str]]:
-        if type(data) is not list or len(data) != 2:
-            raise ValueError("expected the reference's and the fix's behaviour")
-        return signatures(len(calls))(data[0]), signatures(len(calls))(data[1])
-
-    status, value = worker.call("differential", fix, [call.to_plain() for call in calls],
-                                timeout=0.5 * len(calls) + 5.0, read=read)
-    if status != "ok":
-        return {"correct": None, "agreement": f"not judged: {status} {value or ''}".strip()}
-    expected, got = value
-    compared = [(c, e, g) for c, e, g in zip(calls, expected, got, strict=True) if e != "timeout"]
-    wrong = [(c, e, g) for c, e, g in compared if e != g]
-    verdict: dict[str, Any] = {"correct": not wrong, "agreement": f"{len(compared) - len(wrong)}/{len(compared)}"}
-    if wrong:
-        verdict["counterexample"] = _counterexample(*wrong[0])
-    return verdict
-
-
-def _counterexample(call: SealedCall, expected: str, got: str) -> str:
-    return f"f({call.shown}): reference {expected[:200]}, fix {got[:200]}"
 
 
 def _confidence(note: str) -> float | None:

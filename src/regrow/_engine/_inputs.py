@@ -3,7 +3,7 @@ of a function behave on them.
 
 The overfitting guard compares a candidate with the original on these inputs; the benchmark
 compares a fix with the reference version. Variations are deterministic: ±1 on numbers, lists
-shortened or reversed, strings trimmed.
+shortened or reversed, strings trimmed (:func:`derive`); the benchmark's are wider (:func:`widen`).
 
 Recorded calls hold arbitrary objects, which are never unpickled in the host: a worker records
 them and hands them over *sealed* (:class:`SealedCall`: the arguments pickled, with a key and a
@@ -14,15 +14,18 @@ worker opens them again — to vary them (the ``"vary"`` job) or to call a funct
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import dataclasses
 import hashlib
+import inspect
+import itertools
 import math
 import pickle
 import re
 import types
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, AnyStr
 
 from ._worker import Overrun, Worker, time_limit
 
@@ -233,3 +236,134 @@ def _observe(fn: Callable[..., Any], call: Call, limit: float) -> str:
 
 def returned(signature: str) -> bool:
     return signature.startswith("returned ")
+
+
+# Wider inputs, for judging a fix against a reference (the benchmark): more than the guard's small
+# variations, since there a wrong fix that the tests let through must show, not hide.
+
+_NUMBERS = (0, 1, 2, 3, -1, -2, 7, 10, 100)
+_ELEMENT_VARIANTS = 3  # changes of the first and of the last element of a container
+
+
+def _wide_variants(value: Any) -> Iterator[Any]:
+    """:func:`_variants` and more, keeping the type: landmark numbers, ±2, doubled, halved and negated
+    ones; empty, singleton, longer (with duplicates), reversed, sorted containers; empty,
+    one-character, doubled, upper and lower case strings and strings with spaces."""
+    yield from _variants(value)
+    if isinstance(value, bool):
+        return
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        yield from (type(value)(n) for n in _NUMBERS)
+        yield from (value + 2, value - 2, value * 2, -value)
+        yield value // 2 if type(value) is int else value / 2
+        if type(value) is float:
+            yield 0.5
+    elif isinstance(value, str):
+        yield from _text_variants(value, " ")
+    elif isinstance(value, bytes):
+        yield from _text_variants(value, b" ")
+    elif type(value) in (list, tuple):
+        kind = type(value)
+        yield kind()
+        if value:
+            yield from (value[:1], value + value, value[::-1])
+            with contextlib.suppress(Exception):
+                yield kind(sorted(value))
+            for at in dict.fromkeys((0, len(value) - 1)):
+                for element in itertools.islice(_wide_variants(value[at]), _ELEMENT_VARIANTS):
+                    yield kind([*value[:at], element, *value[at + 1 :]])
+    elif type(value) in (set, frozenset):
+        yield type(value)()
+        with contextlib.suppress(Exception):
+            yield type(value)(sorted(value)[:1])
+    elif type(value) is dict:
+        yield {}
+        items = list(value.items())
+        if items:
+            yield dict(items[:1])
+            yield dict(reversed(items))
+            with contextlib.suppress(Exception):
+                yield dict(sorted(items))
+            key, first = items[0]
+            for element in itertools.islice(_wide_variants(first), _ELEMENT_VARIANTS):
+                yield {**value, key: element}
+
+
+def _text_variants(value: AnyStr, space: AnyStr) -> Iterator[AnyStr]:
+    yield from (value[:0], value[:1], value * 2, value.upper(), value.lower(), space + value + space)
+    if len(value) > 1:
+        yield value[: len(value) // 2] + space + value[len(value) // 2 :]
+
+
+def optional_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], frozenset[str]]:
+    """The positions (in a recorded call's ``args``) and keyword-only names of ``fn``'s parameters
+    that are optional: with a default, or annotated as admitting ``None``."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset(), frozenset()
+    positions: set[int] = set()
+    names: set[str] = set()
+    index = 0
+    for parameter in parameters:
+        annotation = parameter.annotation
+        text = annotation if isinstance(annotation, str) else repr(annotation)
+        optional = parameter.default is not parameter.empty or (
+            annotation is not parameter.empty and ("None" in text or "Optional" in text))
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            if optional:
+                positions.add(index)
+            index += 1
+        elif parameter.kind is parameter.KEYWORD_ONLY and optional:
+            names.add(parameter.name)
+    return frozenset(positions), frozenset(names)
+
+
+def widen(calls: Sequence[Call], limit: int = 400,
+          optional: tuple[frozenset[int], frozenset[str]] = (frozenset(), frozenset())) -> list[Call]:
+    """New calls, each one argument of a given call changed by :func:`_wide_variants` (or set to
+    ``None`` where its parameter is optional); round-robin over every argument of every call, so
+    each contributes before ``limit`` cuts; none equal to a given call or to each other."""
+    seen = {call.key() for call in calls}
+    streams = [stream for call in calls for stream in (
+        *(_argument_calls(call, at, value, optional) for at, value in enumerate(call.args)),
+        *(_argument_calls(call, name, value, optional) for name, value in call.kwargs.items()))]
+    made: list[Call] = []
+    while streams and len(made) < limit:
+        for stream in list(streams):
+            try:
+                call = next(stream)
+                key = call.key()
+            except StopIteration:
+                streams.remove(stream)
+                continue
+            except Exception:  # a value whose copy, slice or repr fails: nothing more from this argument
+                streams.remove(stream)
+                continue
+            if key not in seen and len(made) < limit:
+                seen.add(key)
+                made.append(call)
+    return made
+
+
+def _argument_calls(call: Call, where: int | str, value: Any,
+                    optional: tuple[frozenset[int], frozenset[str]]) -> Iterator[Call]:
+    variants: Iterator[Any] = _wide_variants(value)
+    if value is not None and where in (optional[0] if isinstance(where, int) else optional[1]):
+        variants = itertools.chain([None], variants)
+    for variant in variants:
+        if isinstance(where, int):
+            yield Call((*call.args[:where], variant, *call.args[where + 1 :]), call.kwargs)
+        else:
+            yield Call(call.args, {**call.kwargs, where: variant})
+
+
+def widen_job(fn: Callable[..., Any]) -> Callable[[Any, int], list[dict[str, str]]]:
+    """A ``"widen"`` job for a worker: :func:`widen` on plain sealed calls of ``fn``, the result sealed."""
+    optional = optional_parameters(fn)
+    return lambda given, limit: [call.to_plain() for call in seal_all(widen(open_all(given), limit, optional))]
+
+
+def observe(fn: Callable[..., Any], call: Call, limit: float = 0.25) -> str:
+    """What ``fn`` does on one call, as a :func:`behaviour` signature (in a worker: see there)."""
+    return _observe(fn, call, limit)

@@ -1,0 +1,2 @@
+def unbox(box):
+    return box.content
