@@ -7,24 +7,56 @@ Mark a test with the function it exercises::
         assert parse_price("₹1,299") == 1299.0
 
 Without ``--heal`` the plugin only registers the marker and changes nothing. With it, after the
-run each marked target whose tests failed is repaired against those tests by ``regrow heal`` in a
-separate process (a nested pytest would share this run's state), and the diff is shown in the
-terminal summary. ``--heal-apply`` also writes the fix back (with a backup).
+run each marked target whose tests failed is repaired by ``regrow heal`` in a separate process (a
+nested pytest would share this run's state), and the diff is shown in the terminal summary.
+``--heal-apply`` also writes the fix back (with a backup).
+
+The oracle of a target is every test of it that this run can vouch for: its failing marked tests
+(what the fix must repair) and every test that passed here among its marked tests and all tests of
+the test modules that hold one of its marked tests (what the fix must not break). Each is passed
+to the repair by node id, so parametrized cases and fixtures are collected as in this run. A test
+that was skipped or xfail, errored in setup or teardown, or failed without being marked for the
+target neither asks for nor blocks a fix.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import subprocess
 import sys
-from collections import defaultdict
-from collections.abc import Generator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
-_FAILED = pytest.StashKey[dict[str, list[str]]]()
-_REPORTS = pytest.StashKey[list[tuple[str, int, str]]]()
+Outcome = Literal["passed", "failed", "error", "skipped"]
+
+
+@dataclasses.dataclass
+class Oracle:
+    """The tests one target's repair is proven against."""
+
+    failing: list[str]  # marked for the target and failed in this run: the fix must make them pass
+    passing: list[str]  # passed in this run: the fix must keep them passing
+
+    @property
+    def node_ids(self) -> list[str]:
+        return [*self.failing, *self.passing]
+
+    def describe(self) -> str:
+        total = len(self.failing) + len(self.passing)
+        return (f"{total} test{'s' * (total != 1)}: {len(self.failing)} failing marked, "
+                f"{len(self.passing)} that passed before")
+
+
+@dataclasses.dataclass(frozen=True)
+class Report:
+    """How one target's repair went, for the terminal summary."""
+
+    target: str
+    oracle: Oracle
+    code: int  # regrow heal's exit status: 0 fixed, 1 no fix, 2 bad input
+    text: str
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,58 +73,106 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "heal(target): the function this test exercises; with --heal a failure repairs it"
     )
-    failed: dict[str, list[str]] = defaultdict(list)
-    config.stash[_FAILED] = failed
-    config.stash[_REPORTS] = []
+    # Not in a pytest-xdist worker: it sees only its share of the tests, too few to guard a fix.
+    if (config.getoption("heal") or config.getoption("heal_apply")) and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(Healer(config), "regrow-healer")
 
 
-def _enabled(config: pytest.Config) -> bool:
-    return bool(config.getoption("heal") or config.getoption("heal_apply"))
+class Healer:
+    """The plugin of a ``--heal`` run: records each test's outcome, then repairs the targets."""
 
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.targets: dict[str, str | None] = {}  # node id -> its heal target, in collection order
+        self.outcomes: dict[str, Outcome] = {}
+        self.reports: list[Report] = []
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
-    outcome = yield
-    if not _enabled(item.config):
-        return
-    report = outcome.get_result()
-    marker = item.get_closest_marker("heal")
-    if marker is None or not report.failed or report.when != "call":
-        return
-    target = marker.kwargs.get("target") or (marker.args[0] if marker.args else None)
-    if isinstance(target, str):
-        item.config.stash[_FAILED][target].append(item.nodeid)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.targets = {item.nodeid: _target_of(item) for item in session.items}
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # The final reports: the skipping plugin has already turned xfails into skips and xpasses.
+        outcome = _fold(self.outcomes.get(report.nodeid), report)
+        if outcome is not None:
+            self.outcomes[report.nodeid] = outcome
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    config = session.config
-    if not _enabled(config):
-        return
-    for target, node_ids in config.stash[_FAILED].items():
-        command = [sys.executable, "-m", "regrow", "heal", to_ref(target), "-q",
-                   "--timeout", str(config.getoption("heal_timeout"))]
-        for node in node_ids:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        for target, oracle in oracles(self.targets, self.outcomes).items():
+            code, text = self.repair(target, oracle)
+            self.reports.append(Report(target, oracle, code, text))
+
+    def repair(self, target: str, oracle: Oracle) -> tuple[int, str]:
+        config = self.config
+        timeout = float(config.getoption("heal_timeout"))
+        command = [sys.executable, "-m", "regrow", "heal", to_ref(target), "-q", "--timeout", str(timeout),
+                   "--rootdir", str(config.rootpath)]
+        for node in oracle.node_ids:
             command += ["--test", node]
         if config.getoption("heal_apply"):
             command.append("--apply")
         try:
             done = subprocess.run(command, cwd=config.rootpath, capture_output=True, text=True,
-                                  timeout=config.getoption("heal_timeout") + 60, check=False)
-            text, code = done.stdout + done.stderr, done.returncode
+                                  timeout=timeout + 60, check=False)
         except subprocess.TimeoutExpired:
-            text, code = "regrow: the repair did not finish in time\n", 1
-        config.stash[_REPORTS].append((target, code, text))
+            return 1, "regrow: the repair did not finish in time\n"
+        out = done.stdout if done.stdout.endswith("\n") or not done.stdout else done.stdout + "\n"
+        return done.returncode, out + done.stderr
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if not self.reports:
+            return
+        terminalreporter.section("regrow")
+        for report in self.reports:
+            if report.code != 0:
+                line = f"{report.target}: not fixed; a fix had to pass {report.oracle.describe()}"
+            elif "nothing to repair" in report.text:  # every test passed in the repair's own run
+                line = f"{report.target}: nothing to repair; {report.oracle.describe()} pass in a fresh run"
+            else:
+                line = f"{report.target}: fixed, proven against {report.oracle.describe()}"
+            terminalreporter.write_line(line, green=report.code == 0, red=report.code != 0)
+            text = report.text
+            terminalreporter.write(text if text.endswith("\n") else text + "\n")
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    reports = config.stash[_REPORTS] if _enabled(config) else []
-    if not reports:
-        return
-    terminalreporter.section("regrow")
-    for target, code, text in reports:
-        verdict = "fixed" if code == 0 else "not fixed"
-        terminalreporter.write_line(f"{target}: {verdict}", green=code == 0, red=code != 0)
-        terminalreporter.write(text if text.endswith("\n") else text + "\n")
+def _target_of(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("heal")
+    if marker is None:
+        return None
+    target = marker.kwargs.get("target") or (marker.args[0] if marker.args else None)
+    return target if isinstance(target, str) else None
+
+
+def _fold(before: Outcome | None, report: pytest.TestReport) -> Outcome | None:
+    """One test's outcome so far, after one more of its setup, call and teardown reports."""
+    if before in ("failed", "error", "skipped"):
+        return before
+    if hasattr(report, "wasxfail") or str(report.longrepr).startswith("[XPASS(strict)]"):
+        return "skipped"  # xfail and xpass: expected to be wrong, so no oracle either way
+    if report.skipped:
+        return "skipped"
+    if report.failed:
+        return "failed" if report.when == "call" else "error"
+    return "passed" if report.when == "call" else before
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def oracles(targets: dict[str, str | None], outcomes: dict[str, Outcome]) -> dict[str, Oracle]:
+    """For each target with a failing marked test: its failing marked tests, and the tests that
+    passed among its marked tests and all tests of the modules holding one of its marked tests."""
+    found: dict[str, Oracle] = {}
+    for target in dict.fromkeys(t for t in targets.values() if t is not None):
+        marked = [nodeid for nodeid, of in targets.items() if of == target]
+        failing = [nodeid for nodeid in marked if outcomes.get(nodeid) == "failed"]
+        if not failing:
+            continue
+        modules = {_module(nodeid) for nodeid in marked}
+        passing = [nodeid for nodeid, of in targets.items()
+                   if outcomes.get(nodeid) == "passed" and (of == target or _module(nodeid) in modules)]
+        found[target] = Oracle(failing, passing)
+    return found
 
 
 def to_ref(target: str) -> str:
