@@ -6,6 +6,7 @@ import textwrap
 from collections.abc import Iterator
 
 from regrow import Candidate, Request
+from regrow._engine import Engine
 
 
 class Scripted:
@@ -13,12 +14,24 @@ class Scripted:
 
     name = "scripted"
 
-    def __init__(self, *sources: str, origin: str = "scripted") -> None:
+    def __init__(self, *sources: str) -> None:
         self.sources = [textwrap.dedent(s) for s in sources]
         self.requests: list[Request] = []
-        self.origin = origin  # "engine" stands in for the built-in engine's edits (see regrow._policy)
 
     def propose(self, request: Request) -> Iterator[Candidate]:
         self.requests.append(request)
         for source in self.sources:
-            yield Candidate(source, origin=self.origin)
+            yield Candidate(source, origin="scripted")
+
+
+class EngineEdits(Engine):
+    """Stands in for the built-in engine's edits: the given sources, trusted as the engine is (see
+    regrow._policy) because the proposer *is* an Engine; a candidate's origin label counts for nothing."""
+
+    def __init__(self, *sources: str) -> None:
+        super().__init__()
+        self.sources = [textwrap.dedent(s) for s in sources]
+
+    def propose(self, request: Request) -> Iterator[Candidate]:
+        for source in self.sources:
+            yield Candidate(source, origin="engine")

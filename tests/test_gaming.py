@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 from gaming_corpus import CORPUS, GENUINE, ORACLE_MODULE, TARGET_MODULE, TARGETS
 
-MODES = ("fork", "inprocess", "pool")
+MODES = ("fork", "inprocess")  # "pool" cannot prove candidates for repair(): refused at configuration
 _TIMEOUT = 90.0  # seconds one case's process may take (the repair itself is capped at 10)
 _BUILTINS = dict(vars(builtins))  # in a case's process: taken before any candidate ran
 
@@ -318,6 +318,18 @@ def test_a_genuine_fix_is_installed(kind: str, mode: str, base: Path) -> None:
     unexpected = [p for p in outcome.problems if p not in expected and not p.startswith(("a verdict accepted",
                                                                                           "an 'installed' event"))]
     assert not unexpected, outcome.line()
+
+
+def test_pool_mode_is_refused_before_any_candidate_runs() -> None:
+    import regrow
+
+    def parse(text: str) -> float:
+        return float(text)
+
+    with pytest.raises(ValueError, match="pool"):
+        regrow.repair(parse, ("x",), tests=[lambda fn: None], proposers=[Fixed(GENUINE["tests"])], sandbox="pool")
+    with pytest.raises(ValueError, match="pool"):
+        regrow.heal(sandbox="pool")  # type: ignore[arg-type]
 
 
 def test_corpus_is_large_enough() -> None:

@@ -137,9 +137,9 @@ def test_a_result_that_contradicts_the_annotation_is_not_a_fix(make_module):
     """'Did not raise' is not enough: a float function that now returns None is refused."""
     mod = make_module('''
         import regrow
-        from scripted import Scripted
+        from scripted import EngineEdits
 
-        @regrow.heal(proposers=[Scripted("def price(t: str) -> float:\\n    return None\\n", origin="engine")])
+        @regrow.heal(proposers=[EngineEdits("def price(t: str) -> float:\\n    return None\\n")])
         def price(t: str) -> float:
             return float(t.lstrip("$")) / (len(t) - 2)
     ''')
@@ -533,9 +533,9 @@ def test_unknown_sandbox_name_is_refused():
 def test_without_an_oracle_a_constant_is_not_a_fix(make_module):
     mod = make_module('''
         import regrow
-        from scripted import Scripted
+        from scripted import EngineEdits
 
-        @regrow.heal(proposers=[Scripted("def parse(text: str) -> float:\\n    return 0.0\\n", origin="engine")])
+        @regrow.heal(proposers=[EngineEdits("def parse(text: str) -> float:\\n    return 0.0\\n")])
         def parse(text: str) -> float:
             return float(text.replace("$", ""))
     ''')
@@ -548,13 +548,13 @@ def test_without_an_oracle_a_constant_is_not_a_fix(make_module):
 def test_without_an_oracle_a_fix_must_keep_the_behaviour_around_the_failure(make_module):
     mod = make_module('''
         import regrow
-        from scripted import Scripted
+        from scripted import EngineEdits
 
         PLUS = "def ratio(total: int, count: int) -> float:\\n    return total + count\\n"
         GUARD = ("def ratio(total: int, count: int) -> float:\\n    if count == 0:\\n        return 0.0\\n"
                  "    return total / count\\n")
 
-        @regrow.heal(proposers=[Scripted(PLUS, GUARD, origin="engine")])
+        @regrow.heal(proposers=[EngineEdits(PLUS, GUARD)])
         def ratio(total: int, count: int) -> float:
             return total / count
     ''')

@@ -1,12 +1,10 @@
 """The differential guard: a fix must keep what the original did wherever the original worked.
 
-Inputs are derived from the failing call (containers emptied, shortened, lengthened, reversed;
-numbers at zero, with the other sign and at other magnitudes; strings emptied, cut, doubled and
-made of digits), the original is run on each in the sandbox, and what it did is kept as a
-*key* — a digest of the plain-data result and of the arguments after the call, or the exception
-type it raised. The candidate is then judged on the same calls, and the comparison runs in the
-host on those keys (see :mod:`regrow._transcript`), so a result that only claims to be equal is
-not.
+Inputs near the failing call come from :mod:`regrow._nearby`; the original is run on each in the
+sandbox, and what it did is kept as a *key* — a digest of the plain-data result and of the
+arguments after the call, or the exception type it raised. The candidate is then judged on the same
+calls, and the comparison runs in the host on those keys (see :mod:`regrow._transcript`), so a
+result that only claims to be equal is not.
 
 Two strengths:
 
@@ -21,7 +19,6 @@ Two strengths:
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import signal
 import threading
@@ -31,7 +28,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._checks import CheckFailed, _call, _fresh, evaluating
-from ._engine._inputs import Call, derive
 from ._plain import digest, encode, type_name
 
 if TYPE_CHECKING:
@@ -39,62 +35,21 @@ if TYPE_CHECKING:
 
 CallArgs = tuple[tuple[Any, ...], Mapping[str, Any]]
 _PER_CALL = 0.25  # seconds the original may take on one derived call (where a timer can interrupt it)
-_NUMBERS = (0, 1, -1, 2, -2, 3, 7, 10, -10, 100)
-_STRINGS = ("", "a", "0", "1", "12.5", "abc", "Hello World")
 _HOST_PID = os.getpid()  # the timer below is armed only in a forked child, never in the user's process
-_LISTS: tuple[list[Any], ...] = ([1], [2, 4], [1, 2, 3], [-3, 7, 0], [5, 5], ["a"], ["a", "b"])
 
 
 def outcome_key(value: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
     """What one call did, comparable across processes: its result and its arguments after it."""
-    return "returned " + digest(encode([value, list(args), dict(kwargs)]))
+    return f"returned {digest(encode(value))} with arguments {digest(encode([list(args), dict(kwargs)]))}"
+
+
+def _value(key: str) -> str:
+    """The result part of a key (what was returned, not what became of the arguments)."""
+    return key.partition(" with arguments ")[0]
 
 
 def raised_key(exc: BaseException) -> str:
     return f"raised {type_name(type(exc))}"
-
-
-def _numbers(value: float) -> Iterator[Any]:
-    kind = type(value)
-    for number in (*_NUMBERS, value * 2, -value, value + 1, value - 1):
-        yield kind(number)
-
-
-def _variants(value: Any) -> Iterator[Any]:
-    """Values of the same type as ``value`` that a fix must treat as the original does."""
-    kind = type(value)
-    if kind is bool:
-        yield not value
-    elif kind is int or (kind is float and math.isfinite(value)):
-        yield from _numbers(value)
-    elif kind is str:
-        yield from (value[1:], value[:-1], value * 2, value.upper(), value.strip(), f" {value} ", *_STRINGS)
-    elif kind is list or kind is tuple:
-        items = list(value)
-        made = [items[:-1], items[1:], items[::-1], items + items[-1:], items[:1], [], *_LISTS] if items \
-            else list(_LISTS)
-        yield from (kind(each) for each in made)
-    elif kind is dict:
-        pairs = list(value.items())
-        yield from (dict(pairs[:-1]), dict(pairs[1:]), {}) if pairs else ({"a": 1}, {"a": 1, "b": 2}, {"x": "y"})
-
-
-def variations(args: tuple[Any, ...], kwargs: Mapping[str, Any], limit: int = 48) -> list[CallArgs]:
-    """Calls that differ from the failing one in one argument; never the failing call itself."""
-    given = Call(tuple(args), dict(kwargs))
-    made: list[CallArgs] = []
-    seen = {given.key()}
-    wide = [Call((*args[:i], new, *args[i + 1 :]), dict(kwargs))
-            for i, old in enumerate(args) for new in _variants(old)]
-    wide += [Call(args, {**kwargs, name: new}) for name, old in kwargs.items() for new in _variants(old)]
-    # Round-robin over the arguments would be fairer; the narrow ±1 variations come first instead,
-    # since they are the ones closest to the failing call.
-    for call in [*derive([given], limit), *wide]:
-        key = call.key()
-        if key not in seen and len(made) < limit:
-            seen.add(key)
-            made.append((call.args, call.kwargs))
-    return made
 
 
 class _Overrun(BaseException):
@@ -194,12 +149,12 @@ class Differential:
             if changed:
                 raise CheckFailed(f"changes the result on {changed} of the {len(returned)} inputs near the failing "
                                   "call where the original returned: it changes the function, not the fault")
-            if not returned and len(set(got)) == 1 and got[0].startswith("returned "):
+            if not returned and len({_value(key) for key in got}) == 1 and got[0].startswith("returned "):
                 raise CheckFailed("returns the same for every input near the failing call (where the original "
                                   "raised on all): that discards the function's logic rather than fixing it")
             return
-        outputs = {after for _, after in returned}
-        if len(returned) >= 4 and len({before for before, _ in returned}) > 1 and len(outputs) == 1 \
+        outputs = {_value(after) for _, after in returned}
+        if len(returned) >= 4 and len({_value(before) for before, _ in returned}) > 1 and len(outputs) == 1 \
                 and next(iter(outputs)).startswith("returned "):
             raise CheckFailed(f"returns the same for all {len(returned)} inputs near the failing call where the "
                               "original's results differ: it fits the checks, not the function")

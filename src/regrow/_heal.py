@@ -365,7 +365,7 @@ def heal(
       or key is an error here, at decoration, not at the first failure.
     - ``sandbox``: where candidates are proven: ``"fork"`` (the default on Linux and macOS: a
       guarded child process with the live state), ``"inprocess"`` (fastest, time limit only),
-      ``"pool"``, or a :class:`Sandbox`. See ``docs/sandbox.md`` for what each protects against.
+      or a :class:`Sandbox` (``"pool"`` is refused: it cannot hold the live target). See ``docs/sandbox.md``.
     - ``max_candidates``, ``max_attempts``, ``timeout``, ``candidate_timeout``: the budget.
     - ``on_failure``: ``"raise"`` (default) or ``"return_none"`` when no fix is found.
     - ``on_event``: callbacks that receive each :class:`Event`.

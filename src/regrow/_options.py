@@ -12,13 +12,13 @@ from ._chain import default_chain
 from ._engine import Engine
 from ._events import EventHandler
 from ._proposer import Proposer
-from ._sandbox import Sandbox, make_sandbox
+from ._sandbox import PoolSandbox, Sandbox, make_sandbox
 from ._sandbox import default_sandbox as platform_sandbox
 from ._session import Budget
 from ._store import CacheProposer, Store
 
 OnFailure = Literal["raise", "return_none"]
-SandboxMode = Literal["fork", "inprocess", "pool"]
+SandboxMode = Literal["fork", "inprocess"]
 Test = Callable[[Callable[..., Any]], object]
 
 _shared_sandbox: Sandbox | None = None
@@ -90,6 +90,9 @@ def make_options(
                     candidate_timeout=candidate_timeout)
     if store is not None and not isinstance(store, Store):
         store = Store(store)
+    if isinstance(sandbox, PoolSandbox) or sandbox == "pool":  # type: ignore[comparison-overlap]
+        raise ValueError("sandbox='pool' runs importable functions on plain data, and a candidate's proof needs "
+                         "the live target and its checks: heal and repair take 'fork' (the default) or 'inprocess'")
     if isinstance(sandbox, str):
         sandbox = make_sandbox(sandbox)
     if model is not None:

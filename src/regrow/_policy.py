@@ -28,7 +28,8 @@ import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._differential import Differential, original_job, variations
+from ._differential import Differential, original_job
+from ._nearby import nearby
 from ._sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from ._target import Target
 
 MIN_RETURNING = 3  # inputs near the failing call where the original returned, for a blind fix
-TRUSTED_ORIGINS = frozenset({"engine"})  # proposers whose edits may be installed without an oracle
 _RAISE_OPS = frozenset(name for name in ("RAISE_VARARGS",) if name in dis.opmap)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -105,7 +105,7 @@ def guard(target: Target, failure: Failure, sandbox: Sandbox, *, strict: bool, s
     ``snapshot``: the failing call's arguments were copied before the call, so they are the
     caller's real inputs even if the call changed them.
     """
-    calls = [(tuple(failure.args), dict(failure.kwargs)), *variations(tuple(failure.args), failure.kwargs)]
+    calls = [(tuple(failure.args), dict(failure.kwargs)), *nearby(target.func, tuple(failure.args), failure.kwargs)]
     outcome = sandbox.call(original_job, target, calls, limits=Limits(timeout=5.0))
     data = outcome.value if outcome.ok else None
     keys = data.get("keys") if type(data) is dict else None

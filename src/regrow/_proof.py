@@ -20,7 +20,7 @@ from typing import Any
 from ._candidate import Candidate
 from ._checks import Check, CheckFailed, Verdict, evaluate, evaluating, reason_of
 from ._plain import PlainError
-from ._policy import TRUSTED_ORIGINS, untrusted_without_oracle
+from ._policy import untrusted_without_oracle
 from ._rails import module_names, new_reasons
 from ._sandbox import InProcessSandbox, Limits, Sandbox
 from ._target import Target
@@ -28,17 +28,23 @@ from ._transcript import Replayer, Unjudged
 
 
 def prove(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox: Sandbox, limits: Limits,
-          *, oracle: bool = True) -> Verdict:
-    """The verdict on ``candidate``: it passes only if the host confirms what the sandbox says."""
-    trusted = candidate.origin in TRUSTED_ORIGINS
+          *, trusted: bool, oracle: bool = True) -> Verdict:
+    """The verdict on ``candidate``: it passes only if the host confirms what the sandbox says.
+
+    ``trusted``: the candidate comes from regrow's own engine (or its cache of proven fixes), decided
+    by the proposer object, never by the label a candidate carries.
+    """
     if not oracle and not trusted:
         return Verdict(False, "policy", untrusted_without_oracle(candidate.origin))
-    reasons = new_reasons(target.bare_source, candidate.source, module_names(target.func.__globals__))
+    # In process nothing but the rails stands between a candidate and your program: the strict rails
+    # (imports from a small allowlist, no computed attribute names) for all but the engine's edits.
+    strict = isinstance(sandbox, InProcessSandbox) and not trusted
+    reasons = new_reasons(target.bare_source, candidate.source, module_names(target.func.__globals__), strict)
     if reasons:
         return Verdict(False, "rails", "refused before it ran: " + "; ".join(reasons[:5]))
-    verdict = _once(target, candidate, checks, sandbox, limits)
+    verdict = _once(target, candidate, checks, sandbox, limits, trusted)
     if verdict.ok and not trusted and not isinstance(sandbox, InProcessSandbox):
-        again = _once(target, candidate, checks, sandbox, limits)
+        again = _once(target, candidate, checks, sandbox, limits, trusted)
         if not again.ok:
             return Verdict(False, again.check, f"failed its second proof, in a fresh process: {again.reason}",
                            verdict.duration + again.duration)
@@ -46,7 +52,7 @@ def prove(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox
 
 
 def _once(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox: Sandbox,
-          limits: Limits) -> Verdict:
+          limits: Limits, trusted: bool) -> Verdict:
     outcome = sandbox.call(evaluate, target, candidate.source, list(checks), limits=limits)
     verdict = Verdict.from_outcome(outcome)
     if not verdict.ok:
@@ -54,7 +60,7 @@ def _once(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox
     ok, check, reason, unjudged = rejudge(checks, outcome.value.get("transcript"), target)
     if ok:
         return verdict
-    if unjudged and candidate.origin in TRUSTED_ORIGINS:
+    if unjudged and trusted:
         return Verdict(True, verdict.check, f"confirmed in the sandbox only: {reason}", verdict.duration,
                        verdict.passed)
     return Verdict(False, check, f"not confirmed outside the sandbox: {reason}", verdict.duration)

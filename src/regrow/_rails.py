@@ -56,6 +56,9 @@ _STRICT_ALLOWED = frozenset(
     }
 )  # fmt: skip
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "hasattr"})
+# getattr in other clothes, and helpers that copy attributes onto other objects (strict mode).
+_REFLECTIVE_HELPERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
+_ATTRIBUTE_WRITERS = frozenset({"functools.update_wrapper", "functools.wraps", "copyreg.pickle"})
 _VIA_BUILTINS = frozenset(f"builtins.{name}" for name in _DYNAMIC_CODE | _REFLECTION)
 
 
@@ -78,7 +81,8 @@ def check_source(source: str, strict: bool = False, allow: Iterable[str] = (),
     return list(dict.fromkeys(rails.reasons))  # keep order, drop repeats
 
 
-def new_reasons(original: str, candidate: str, known: Mapping[str, str] | None = None) -> list[str]:
+def new_reasons(original: str, candidate: str, known: Mapping[str, str] | None = None,
+                strict: bool = False) -> list[str]:
     """The rails' reasons against ``candidate`` that do not hold for ``original`` already.
 
     A candidate keeps what the user's own code does (it may call ``open`` if the original did);
@@ -87,8 +91,8 @@ def new_reasons(original: str, candidate: str, known: Mapping[str, str] | None =
     def bare(reason: str) -> str:
         return reason.partition(": ")[2] if reason.startswith("line ") else reason
 
-    before = {bare(reason) for reason in check_source(original, known=known)}
-    return [reason for reason in check_source(candidate, known=known) if bare(reason) not in before]
+    before = {bare(reason) for reason in check_source(original, strict, known=known)}
+    return [reason for reason in check_source(candidate, strict, known=known) if bare(reason) not in before]
 
 
 def module_names(namespace: Mapping[str, object]) -> dict[str, str]:
@@ -161,8 +165,9 @@ class _Rails(ast.NodeVisitor):
         # process (its decorators are dropped and its annotations never evaluated, see Target.compile).
         if not self.depth:
             for default in [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]:
-                if any(isinstance(part, (ast.Call, ast.Lambda, ast.NamedExpr)) for part in ast.walk(default)):
-                    self.flag(default, "a call in a default value (it would run at install, in your process)")
+                if not _literal(default):
+                    self.flag(default, "a default value that is not a literal or a name (it would be evaluated "
+                                       "at install, in your process)")
         self.depth += 1
         self.generic_visit(node)
         self.depth -= 1
@@ -185,6 +190,10 @@ class _Rails(ast.NodeVisitor):
             func = self._dotted(node.func) or ""  # b.getattr where b is builtins
         if func in _REFLECTION or func in _VIA_BUILTINS:
             self._check_reflection(node, func.removeprefix("builtins."))
+        elif self.strict and func in _REFLECTIVE_HELPERS and not all(_constant_str(a) for a in node.args):
+            self.flag(node, f"{func} with a computed name")
+        elif self.strict and func in _ATTRIBUTE_WRITERS:
+            self.flag(node, f"use of {func} (it writes attributes of other objects)")
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -218,6 +227,17 @@ _DUNDER_OK = frozenset(
     {"__name__", "__qualname__", "__doc__", "__class__", "__init__", "__len__", "__iter__", "__next__", "__eq__",
      "__hash__", "__repr__", "__str__", "__enter__", "__exit__", "__post_init__", "__annotations__", "__module__"}
 )  # fmt: skip
+
+
+def _literal(node: ast.expr) -> bool:
+    """A default that is safe to evaluate anywhere: a literal, or a plain name."""
+    if isinstance(node, ast.Name):
+        return True
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _odd_dunder(name: str) -> bool:

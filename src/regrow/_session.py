@@ -14,12 +14,13 @@ from typing import Any
 
 from ._candidate import Candidate, unified_diff
 from ._checks import Check, Verdict
+from ._engine import Engine
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
 from ._proposer import Attempt, Proposer, Request
 from ._sandbox import InProcessSandbox, Limits, Sandbox
-from ._store import Store, cache_key
+from ._store import CacheProposer, Store, cache_key
 from ._target import InstallMode, Target
 
 log = logging.getLogger("regrow")
@@ -147,7 +148,7 @@ class Session:
                 seen.add(key)
                 candidate = dataclasses.replace(proposed, attempt=number)
                 self._emit("candidate", attempt=number, candidate=candidate)
-                verdict = self.judge(candidate)
+                verdict = self.judge(candidate, trusted=isinstance(proposer, (Engine, CacheProposer)))
                 self.history.append(Attempt(candidate, verdict))
                 self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
                 if verdict.ok:
@@ -167,13 +168,14 @@ class Session:
     def _failed(self, reason: str) -> RepairResult:
         return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)
 
-    def judge(self, candidate: Candidate) -> Verdict:
+    def judge(self, candidate: Candidate, trusted: bool = False) -> Verdict:
         """Prove ``candidate`` (see :func:`regrow._proof.prove`): rails, sandbox, the host's confirmation."""
         live = self.target.func
         saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
         limits = Limits(timeout=self.budget.candidate_timeout)
         try:
-            return prove(self.target, candidate, self.checks, self.sandbox, limits, oracle=self.oracle)
+            return prove(self.target, candidate, self.checks, self.sandbox, limits, trusted=trusted,
+                         oracle=self.oracle)
         finally:
             # An interrupted in-process evaluation may not have put the original code back.
             live.__code__, live.__defaults__, live.__kwdefaults__ = saved

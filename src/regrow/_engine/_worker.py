@@ -13,17 +13,19 @@ checking ``read`` function. The host never unpickles anything from the child; a 
 malformed, oversized or not of the expected shape kills the child and ends the call as ``crashed``.
 
 The child guards itself with the fork sandbox's guard (:mod:`regrow._sandbox._guard`) in two
-steps. At once, after the fork: stdio on ``/dev/null`` and every inherited descriptor closed,
-die-with-parent, the empty network namespace where there is one, no core dumps, address space
-limited to what it inherited plus 2 GiB, file size limited, secrets removed from the environment,
-``TMPDIR`` and ``tempfile`` (and pytest's ``tmp_path``) on a scratch folder of its own, Landlock
-where the kernel has it. Then, before the first job that is not *trusted*, the audit hook, which
-refuses sockets, process starts, ``ctypes``, writes outside scratch, signals to other processes and
-``sys.settrace``. Trusted jobs are those that run only the user's own code — tracing the original
-under its own tests needs ``sys.settrace`` — and a trusted job asked of a child that has its hook
-gets a fresh child. An action the hook refuses ends the call as ``refused``, even if the code
-caught the exception. Where ``fork`` does not exist the jobs run in this process under the
-in-process sandbox instead (time limit only).
+steps. At once, after the fork: a session of its own, stdio on ``/dev/null`` and every inherited
+descriptor closed, die-with-parent, the empty network namespace where there is one, no core dumps,
+address space limited to what it inherited plus 2 GiB, file size limited, secrets removed from the
+environment, ``TMPDIR`` and ``tempfile`` (and pytest's ``tmp_path``) on a scratch folder of its
+own, Landlock where the kernel has it, private copies of inherited shared memory, no capabilities.
+Then, before the first job that is not *trusted*, the seccomp filter and the audit hook, which
+refuse sockets, process starts, ``ctypes``, writes outside scratch, signals to other processes,
+``sys.settrace`` and the rest of what the fork sandbox refuses. Trusted jobs are those that run
+only the user's own code — tracing the original under its own tests needs ``sys.settrace`` — and a
+trusted job asked of a child that has its hook gets a fresh child. An action the hook refuses ends
+the call as ``refused``, even if the code caught the exception; a system call the filter refuses
+kills the child (SIGSYS), which also ends the call as ``refused``. Where ``fork`` does not exist the
+jobs run in this process under the in-process sandbox instead (time limit only).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ from typing import Any, NoReturn
 from .._pytest_runner import use_temp_root
 from .._sandbox import InProcessSandbox, Limits, _guard
 from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
-from .._sandbox._fork import _close_all_but, _wait, describe_exit
+from .._sandbox._child import close_all_but
+from .._sandbox._fork import describe_exit, kill_group, wait
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
 _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per call; no CPU limit (it adds up)
@@ -176,14 +179,17 @@ class Worker:
             self._kill()
             return "crashed", f"malformed reply from the worker: {exc}"
         except OSError as exc:
-            return "crashed", f"the worker died: {self._end()}; {exc}"
+            kind, died = self._end()
+            return ("refused" if kind == "refused" else "crashed"), f"the worker died: {died}; {exc}"
         refused, results = _refusals(child.refusals), child.results
         if not done:
             self._kill()
             return ("refused", refused) if refused else ("timeout", None)
         if not results:  # it closed its end of the pipe: it died, or a candidate closed the pipe
-            died = self._end()
-            return ("refused", refused) if refused else ("crashed", f"the worker died: {died}")
+            kind, died = self._end()
+            if refused or kind == "refused":
+                return "refused", refused or f"refused {died}"
+            return "crashed", f"the worker died: {died}"
         if len(results) > 1:
             self._kill()
             return "crashed", f"the worker sent {len(results)} replies to one call (a forged frame?)"
@@ -238,22 +244,21 @@ class Worker:
         self.forks += 1
         return _Child(pid, request_w, reply_r, scratch)
 
-    def _end(self) -> str:
-        """Reap a child that closed its reply pipe (killed if it lingers); how it ended."""
+    def _end(self) -> tuple[str, str]:
+        """Reap a child that closed its reply pipe (killed if it lingers); how it ended (kind, detail)."""
         child = self._child
         if child is None:
-            return "gone"
-        status = _wait(child.pid, time.monotonic() + 0.5)
+            return "crashed", "gone"
+        status = wait(child.pid, time.monotonic() + 0.5)
         self._kill(reaped=status is not None)
-        return describe_exit(status)[1] if status is not None else "it closed its reply pipe; killed"
+        return describe_exit(status) if status is not None else ("crashed", "it closed its reply pipe; killed")
 
     def _kill(self, reaped: bool = False) -> None:
         child, self._child = self._child, None
         if child is None:
             return
         if not reaped:
-            with contextlib.suppress(OSError):
-                os.kill(child.pid, signal.SIGKILL)
+            kill_group(child.pid)  # the child and anything it started
             with contextlib.suppress(OSError):
                 os.waitpid(child.pid, 0)
         for fd in (child.request, child.reply):
@@ -332,14 +337,13 @@ def _serve(jobs: Mapping[str, Callable[..., Any]], trusted: frozenset[str], plan
 def _own_fds(request: int, reply: int, plan: _guard.Plan) -> tuple[int, int, _guard.Plan]:  # pragma: no cover
     """stdin/stdout/stderr on /dev/null and every other inherited fd closed: an fd on the host's
     database, log or socket would let a candidate write to it with no open for the guard to see."""
-    with contextlib.suppress(OSError):  # Ctrl-C at the terminal is for the host, which then closes the worker
-        os.setpgid(0, 0)
+    os.setsid()  # no terminal (Ctrl-C is for the host, which then closes the worker) and one group to kill
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (request, reply)]  # out of the way of 0-2
     netns = fcntl.fcntl(plan.netns_fd, fcntl.F_DUPFD, 10) if plan.netns_fd is not None else None
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    _close_all_but({0, 1, 2, *high} | ({netns} if netns is not None else set()))
+    close_all_but({0, 1, 2, *high} | ({netns} if netns is not None else set()))
     return high[0], high[1], dataclasses.replace(plan, netns_fd=netns)
 
 

@@ -4,14 +4,16 @@ Layers, outermost first (each one is applied where the platform allows and skipp
 
 * resource limits: CPU seconds, address space, file size, no core dumps;
 * secrets removed from the environment (by name and by value shape);
-* an empty network namespace (Linux, root): no interface but a downed loopback;
-* Landlock (Linux >= 5.13): the kernel refuses writes outside the scratch directory, ``execve``,
-  TCP connect/bind and signals to processes outside the sandbox;
+* the kernel's layers (:mod:`._kernel`, Linux): an empty network namespace (root), Landlock,
+  private copies of inherited shared memory, no capabilities, ``no_new_privs`` and, with the audit
+  hook, a seccomp filter (:mod:`._seccomp`) whose every denial kills the child with SIGSYS;
 * an audit hook (``sys.addaudithook``, cannot be removed) that refuses sockets, process starts,
-  ``ctypes``, writes outside scratch, signals to other processes, reading the process
-  environment from ``/proc`` or well-known credential files, and the introspection that would
-  reach the hook itself. Every refusal is also reported on the result channel, so a candidate
-  that catches the exception still ends as ``refused``.
+  ``ctypes``, writes outside scratch, file metadata changes, ioctls outside the filter's
+  allowlist, signals to other processes, subinterpreters, reading the process environment from
+  ``/proc`` or well-known credential files, and the introspection that would reach the hook
+  itself. Every refusal is also reported on the result channel, so a candidate that catches the
+  exception still ends as ``refused``; the hook names what the kernel would otherwise refuse
+  without a word.
 
 The audit hook is a tripwire, not a wall: code in the same interpreter can in principle get past
 Python-level checks (PEP 578 says as much). The kernel layers are what hold against code that
@@ -21,7 +23,6 @@ does. ``docs/sandbox.md`` spells out the trust model.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import functools
 import io
@@ -37,8 +38,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import _kernel, _seccomp
 from ._base import Limits
 from ._channel import HEADER
+from ._kernel import enter_netns, landlock  # noqa: F401 - the guard's Linux layers, also used by name
 
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE|_PAT$|DSN$", re.IGNORECASE
@@ -68,12 +71,15 @@ _TAMPER_EVENTS = frozenset(
         "os.chdir", "os.symlink", "os.link", "os.killpg", "signal.pidfd_send_signal",
     }
 )  # fmt: skip
-_PATH_EVENTS = frozenset(
-    {
-        "os.remove", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown", "os.utime", "os.chflags",
-        "os.lchflags", "os.setxattr", "os.removexattr", "shutil.rmtree", "os.mkfifo", "os.mknod",
-    }
-)  # fmt: skip
+_PATH_EVENTS = frozenset({"os.remove", "os.rmdir", "os.mkdir", "os.truncate", "shutil.rmtree", "os.mkfifo", "os.mknod"})
+# Refused everywhere, scratch included: the seccomp filter cannot tell paths apart, so it refuses them all.
+_METADATA_EVENTS = frozenset({"os.chmod", "os.chown", "os.utime", "os.chflags", "os.lchflags", "os.setxattr",
+                              "os.removexattr"})
+# Subinterpreters have no audit hook of their own (the seccomp filter still holds inside them).
+SUBINTERPRETER_MODULES = frozenset({"_xxsubinterpreters", "_interpreters", "interpreters", "_xxinterpchannels",
+                                    "_interpchannels", "_interpqueues", "concurrent.interpreters"})
+_AF_UNIX = 1
+_FAMILIES = {2: "AF_INET", 10: "AF_INET6", 16: "AF_NETLINK", 17: "AF_PACKET", 40: "AF_VSOCK"}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -147,132 +153,13 @@ def _set_limit(which: int, soft: int, hard: int | None = None) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-# -- Linux: libc, network namespace, Landlock -------------------------------------------------
-
-_CLONE_NEWNET = 0x40000000
-_PR_SET_PDEATHSIG = 1
-_PR_SET_NO_NEW_PRIVS = 38
-_LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446  # same on every arch
-_FS_EXECUTE, _FS_WRITE_FILE, _FS_TRUNCATE = 1 << 0, 1 << 1, 1 << 14
-_FS_WRITES = sum(1 << bit for bit in range(4, 13)) | _FS_WRITE_FILE  # remove_*, make_* and write_file
-_FS_REFER = 1 << 13
-_NET_TCP = (1 << 0) | (1 << 1)  # bind and connect
-_SCOPE_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets and signals
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-_libc_handle: ctypes.CDLL | None = None
-_netns: dict[str, int | None] = {}  # "fd" -> an fd on an empty network namespace, once made
-
-
-def _libc() -> ctypes.CDLL | None:
-    """libc, loaded once in the host so children do not pay for it (and before their hook refuses ctypes)."""
-    global _libc_handle
-    if _libc_handle is None and sys.platform == "linux":
-        _libc_handle = ctypes.CDLL(None, use_errno=True)
-        _libc_handle.syscall.restype = ctypes.c_long
-    return _libc_handle
-
-
-def prepare() -> int | None:
-    """Do the host-side preparation once: load libc, make an empty network namespace to join.
-
-    Returns the namespace fd (None where namespaces are not permitted). Joining one namespace per
-    call with ``setns`` costs ~0.2 ms; creating one per call with ``unshare`` costs ~1.5 ms.
-    """
-    libc = _libc()
-    secret_paths()
-    if "fd" not in _netns:
-        _netns["fd"] = _make_empty_netns(libc) if libc is not None and os.geteuid() == 0 else None
-    return _netns["fd"]
-
-
-def _make_empty_netns(libc: ctypes.CDLL) -> int | None:
-    ready_r, ready_w = os.pipe()
-    done_r, done_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # a short-lived helper: it enters a new namespace and waits until the host holds it
-        try:
-            os.close(done_w)  # or the read below would never see the end of the pipe
-            ok = libc.unshare(_CLONE_NEWNET) == 0
-            os.write(ready_w, b"1" if ok else b"0")
-            os.read(done_r, 1)
-        finally:
-            os._exit(0)
-    os.close(ready_w)
-    os.close(done_r)
-    try:
-        if os.read(ready_r, 1) != b"1":
-            return None
-        return os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    finally:
-        os.close(done_w)
-        os.close(ready_r)
-        os.waitpid(pid, 0)
-
-
-def die_with_parent() -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (Linux), so nothing outlives the host."""
-    libc = _libc()
-    if libc is not None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def enter_netns(fd: int | None) -> bool:
-    libc = _libc()
-    return fd is not None and libc is not None and libc.setns(fd, _CLONE_NEWNET) == 0
-
-
-def landlock(scratch: str, allow_exec: bool) -> int:
-    """Let the kernel refuse writes outside ``scratch`` (and more, by ABI); the ABI used, 0 if none."""
-    libc = _libc()
-    if libc is None:
-        return 0
-    abi = int(libc.syscall(_LANDLOCK_CREATE_RULESET, None, 0, 1))
-    if abi <= 0:
-        return 0
-    fs = _FS_WRITES | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
-    net, scoped = (_NET_TCP if abi >= 4 else 0), (_SCOPE_ALL if abi >= 6 else 0)
-    attr = _RulesetAttr(fs | (0 if allow_exec else _FS_EXECUTE), net, scoped)
-    size = 8 if abi < 4 else 16 if abi < 6 else 24  # the struct grew with the ABI; pass what this kernel knows
-    ruleset = int(libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), size, 0))
-    if ruleset < 0:
-        return 0
-    try:
-        _allow_beneath(libc, ruleset, scratch, fs)
-        _allow_beneath(libc, ruleset, os.devnull, _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0))
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            return 0
-        return abi if libc.syscall(_LANDLOCK_RESTRICT_SELF, ruleset, 0) == 0 else 0
-    finally:
-        os.close(ruleset)
-
-
-def _allow_beneath(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:
-    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    try:
-        rule = _PathBeneath(access, fd)
-        libc.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0)
-    finally:
-        os.close(fd)
-
-
 # -- the audit hook ---------------------------------------------------------------------------
 
-_WATCHED = _PROCESS_EVENTS | _NETWORK_EVENTS | _TAMPER_EVENTS | _PATH_EVENTS | {"open", "os.rename", "os.kill"}
+_OTHER_EVENTS = {"open", "os.rename", "os.kill", "socket.__new__", "fcntl.ioctl", "import"}
+_OTHER_EVENTS.add("cpython.PyInterpreterState_New")
+_WATCHED = _PROCESS_EVENTS | _NETWORK_EVENTS | _TAMPER_EVENTS | _PATH_EVENTS | _METADATA_EVENTS | _OTHER_EVENTS
 # where an event's dir_fd argument sits (shutil.rmtree removes by dir_fd and name)
-_DIR_FD_AT = {"os.remove": 1, "os.rmdir": 1, "shutil.rmtree": 1, "os.mkdir": 2, "os.chmod": 2, "os.chown": 3}
-_DIR_FD_AT["os.utime"] = 3
+_DIR_FD_AT = {"os.remove": 1, "os.rmdir": 1, "shutil.rmtree": 1, "os.mkdir": 2}
 
 
 @functools.lru_cache(maxsize=1)
@@ -280,7 +167,6 @@ def secret_paths() -> tuple[str, ...]:
     """Well-known credential files and folders in the home directory, which reading is refused for."""
     home = os.path.expanduser("~")
     return tuple(f"{home}/{name}" for name in _HOME_SECRETS)
-
 
 
 def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool) -> Callable[[str, tuple[Any, ...]], None]:
@@ -293,9 +179,11 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool) -> Call
     _escape, _pack = json.encoder.encode_basestring_ascii, HEADER.pack
     _violation, _linux = SandboxViolation, sys.platform == "linux"
     secret_prefixes, write_flags, dir_fd_at, watched = secret_paths(), _WRITE_FLAGS, dict(_DIR_FD_AT), _WATCHED
-    process_events, network_events, tamper_events, path_events = (
-        _PROCESS_EVENTS, _NETWORK_EVENTS, _TAMPER_EVENTS, _PATH_EVENTS,
+    process_events, network_events, tamper_events, path_events, metadata_events = (
+        _PROCESS_EVENTS, _NETWORK_EVENTS, _TAMPER_EVENTS, _PATH_EVENTS, _METADATA_EVENTS,
     )  # fmt: skip
+    ioctls, families = frozenset(_seccomp.IOCTL_ALLOWED.values()), dict(_FAMILIES)
+    subinterpreter_modules = SUBINTERPRETER_MODULES
 
     def show(value: Any) -> str:
         kind = _type(value)
@@ -368,6 +256,19 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool) -> Call
             return
         if event == "open":
             check_open(args)
+        elif event == "import":
+            if args[0] in subinterpreter_modules:
+                refuse(event, f"{show(args[0])} (subinterpreters have no audit hook)")
+        elif event == "socket.__new__":
+            if args[1] != _AF_UNIX:  # AF_UNIX: a socketpair (asyncio's); the kernel refuses any other socket
+                refuse(event, f"{families.get(args[1]) or show(args[1])} (the sandbox has no network)")
+        elif event == "fcntl.ioctl":
+            if _type(args[1]) is not _int or args[1] & 0xFFFFFFFF not in ioctls:
+                refuse(event, f"request {show(args[1])} on fd {show(args[0])}")
+        elif event in metadata_events:
+            refuse(event, f"{show(args[0])} (file metadata changes are refused everywhere, scratch included)")
+        elif event == "cpython.PyInterpreterState_New":
+            refuse(event, "(subinterpreters have no audit hook)")
         elif event in path_events:
             at = dir_fd_at.get(event, 99)
             if not inside(absolute(args[0], args[at] if _len(args) > at else None)):
@@ -402,10 +303,17 @@ class Plan:
     baseline: int
     secrets: list[str]
     per_call: bool = True
+    shared: tuple[_kernel.Region, ...] = ()  # MAP_SHARED mappings to replace by private copies
 
 
 def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = True) -> Plan:
-    return Plan(scratch, limits, netns_fd, mapped_bytes(), secret_names(), per_call)
+    return Plan(scratch, limits, netns_fd, mapped_bytes(), secret_names(), per_call, _kernel.shared_regions())
+
+
+def prepare() -> int | None:
+    """The host's one-time preparation (libc, seccomp programs, network namespace); the namespace fd."""
+    secret_paths()
+    return _kernel.prepare()
 
 
 def harden(plan: Plan, report_fd: int) -> None:
@@ -415,10 +323,11 @@ def harden(plan: Plan, report_fd: int) -> None:
 
 
 def confine(plan: Plan) -> None:
-    """Every guard but the audit hook: limits, secrets, network, scratch as the temp folder, Landlock."""
+    """Every guard but the syscall filter and the audit hook: limits, secrets, network, scratch as the
+    temp folder, Landlock, private shared memory, no privileges. The process must be in its own session."""
     scratch, limits = plan.scratch, plan.limits
-    die_with_parent()
-    enter_netns(plan.netns_fd)
+    _kernel.die_with_parent()
+    _kernel.enter_netns(plan.netns_fd)
     apply_rlimits(limits, plan.baseline, plan.per_call)
     scrub_environ(plan.secrets)
     os.environ["TMPDIR"] = scratch
@@ -428,12 +337,20 @@ def confine(plan: Plan) -> None:
         signal.signal(signum, signal.SIG_DFL)  # the host's handlers are not the candidate's
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG, a clear error
-    landlock(scratch, allow_exec=_allows_processes(limits))
+    _kernel.landlock(scratch, allow_exec=_allows_processes(limits))
+    _kernel.privatize(plan.shared)
+    _kernel.no_new_privs()
+    _kernel.drop_capabilities()
 
 
 def watch(plan: Plan, report_fd: int) -> None:
-    """Install the audit hook (for good: hooks cannot be removed). Nothing after it may use ctypes."""
-    sys.addaudithook(make_audit_hook(plan.scratch, report_fd, _allows_processes(plan.limits)))
+    """Install the seccomp filter and the audit hook, both for good. Nothing after them may use ctypes,
+    start a session or a process group, or do anything else either of them refuses."""
+    allow_processes = _allows_processes(plan.limits)
+    _kernel.filter_syscalls(allow_processes)
+    for name in SUBINTERPRETER_MODULES - sys.modules.keys():
+        sys.modules[name] = None  # type: ignore[assignment]  # importing it now fails at once
+    sys.addaudithook(make_audit_hook(plan.scratch, report_fd, allow_processes))
 
 
 def _allows_processes(limits: Limits) -> bool:

@@ -38,7 +38,8 @@ from ._channel import (
     resolve_ref,
     write_frame,
 )
-from ._fork import OUTPUT_LIMIT, assemble, importable, run_job, unplain
+from ._child import resume, run_job
+from ._fork import OUTPUT_LIMIT, assemble, importable, unplain
 
 _STARTUP_TIMEOUT = 30.0  # seconds a new worker has to import regrow and guard itself
 _BOOT = (
@@ -75,6 +76,7 @@ def worker_main(request_fd: int, result_fd: int) -> None:
     write_frame(result_fd, encode({"kind": "ready"}, 64))
     for request in requests:
         write_frame(result_fd, _serve(request, plan.scratch))
+        resume()  # the result is out: signals and the collector are back for the next call
         _empty(plan.scratch)
 
 

@@ -1,0 +1,175 @@
+"""The child's side of the fork sandbox: take its own fds and session, guard itself, run the job, report.
+
+The child always leaves with ``os._exit``: it never runs the host's ``atexit`` handlers or
+``finally`` blocks, nor flushes the host's stdio buffers a second time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import gc
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from . import _guard
+from ._base import ErrorInfo
+from ._channel import ChannelError, check_plain, encode, error_data, write_frame
+
+MESSAGE_LIMIT = 2000
+_TRACEBACK_LIMIT = 20000
+_THREAD_GRACE = 0.05  # seconds a thread the call started may take to finish after the call returned
+
+
+def run_job(job: Callable[[], Any], limit: int, **extra: Any) -> bytes:
+    """Run ``job`` here and now; return its result as one encoded frame (never raises for what it does).
+
+    ``extra`` (plain data) is added to the frame, e.g. the call id a pool worker echoes back. When
+    this returns, nothing of the call runs any more: no thread it started (else the result is an
+    error), no signal handler (signals stay blocked) and no finalizer (the collector stays off) —
+    so nothing it does can land after its result. :func:`resume` undoes that for a process that
+    serves more calls.
+    """
+    before, tasks = set(threading.enumerate()), os_threads()
+    started = time.perf_counter()
+    try:
+        data: dict[str, Any] = {"status": "ok", "value": job()}
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt and the like are verdicts here, not exits
+        data = {"status": "error", "error": _error(exc)}
+    duration = time.perf_counter() - started
+    flush_stdio()
+    leftovers = _guard.leftover_threads(before)
+    quiesce()
+    stray = 0 if leftovers else _stray_threads(tasks)
+    if leftovers or stray:  # they would die silently at os._exit; a fix that leaks threads is not a fix
+        names = ", ".join(leftovers) or f"{stray} started without threading"
+        message = f"the call left {len(leftovers) or stray} thread(s) running after it returned: {names}"
+        data = {"status": "error", "error": error_data(ErrorInfo("SandboxViolation", message[:MESSAGE_LIMIT]))}
+    if data["status"] == "ok":
+        try:
+            check_plain(data["value"])
+        except ChannelError as exc:
+            data = _failed("TypeError", f"return value is {exc}")
+    data.update(extra, kind="result", duration=duration, leftovers=bool(leftovers or stray))
+    try:
+        return encode(data, limit)
+    except ChannelError as exc:
+        failed = _failed("ValueError", f"return value is too large: {exc}")
+        return encode(data | failed | {"value": None}, limit)
+
+
+def quiesce() -> None:
+    """No more code of the call from here on: no signal handler, no finalizer run by the collector."""
+    gc.disable()
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+
+
+def resume() -> None:
+    gc.enable()
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+def os_threads() -> int:
+    """Threads of this process as the kernel counts them (``_thread`` ones included; 1 where unknown)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def _stray_threads(before: int) -> int:
+    """Threads beyond ``before`` still running after a short grace (a dying thread takes a moment to go)."""
+    deadline = time.monotonic() + _THREAD_GRACE
+    while (stray := os_threads() - before) > 0 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return max(stray, 0)
+
+
+def _error(exc: BaseException) -> dict[str, str]:
+    try:
+        formatted = traceback.format_exc(limit=-8)
+    except BaseException:  # a hostile __str__ may raise while formatting
+        formatted = ""
+    info = ErrorInfo.from_exception(exc, formatted[-_TRACEBACK_LIMIT:])
+    return error_data(dataclasses.replace(info, message=info.message[:MESSAGE_LIMIT]))
+
+
+def _failed(kind: str, message: str) -> dict[str, Any]:
+    return {"status": "error", "error": error_data(ErrorInfo(kind, message[:MESSAGE_LIMIT]))}
+
+
+def flush_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):  # closed or replaced by the call: its output is its own business
+            stream.flush()
+
+
+def child(job: Callable[[], Any], plan: _guard.Plan, fds: tuple[int, int]) -> NoReturn:
+    """The forked child: guard itself, run the job, send the result, leave without unwinding the host's stack."""
+    result_fd = fds[0]
+    try:
+        result_fd, keep = own_fds(fds, plan.netns_fd)
+        _pytest_temp_inside(plan.scratch)
+        _guard.harden(dataclasses.replace(plan, netns_fd=keep), result_fd)
+        if keep is not None:
+            os.close(keep)
+        _guard.fresh_stdio()
+    except BaseException as exc:  # a guard that fails to apply: never run the job unguarded
+        _report_setup_failure(result_fd, exc)
+        os._exit(70)
+    try:
+        write_frame(result_fd, run_job(job, plan.limits.result_bytes))
+    finally:
+        os._exit(0)
+
+
+def _pytest_temp_inside(scratch: str) -> None:
+    """Where the job runs collected pytest tests, their ``tmp_path`` must live in the scratch folder
+    (the guard refuses writes and symlinks anywhere else). Nothing to do when no suite is open."""
+    runner = sys.modules.get("regrow._pytest_runner")
+    if runner is not None:
+        root = os.path.join(scratch, "pytest")
+        os.makedirs(root, exist_ok=True)
+        runner.use_temp_root(root)
+
+
+def _report_setup_failure(fd: int, exc: BaseException) -> None:
+    with contextlib.suppress(BaseException):  # nothing more to do if even this fails: the exit code tells
+        write_frame(fd, encode({"kind": "setup", "reason": f"{type(exc).__name__}: {exc}"[:MESSAGE_LIMIT]}, 1 << 16))
+
+
+def own_fds(fds: tuple[int, int], netns: int | None) -> tuple[int, int | None]:
+    """A session of its own; stdin from /dev/null, stdout/stderr into the output pipe, every other
+    inherited fd closed.
+
+    The session: no controlling terminal (no ``TIOCSTI`` into the user's shell, no signals from its
+    keyboard) and one process group, which the parent kills as a whole. Closing matters: an
+    inherited fd on the host's database, log file or TLS socket would let the child write to them
+    without any path or connect for a guard to see.
+    """
+    os.setsid()
+    result_w, output_w = fds
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (result_w, output_w)]  # out of the way of 0-2
+    keep = fcntl.fcntl(netns, fcntl.F_DUPFD, 10) if netns is not None else None
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(high[1], 1)
+    os.dup2(high[1], 2)
+    close_all_but({0, 1, 2, high[0]} | ({keep} if keep is not None else set()))
+    return high[0], keep
+
+
+def close_all_but(keep: set[int]) -> None:
+    low = 0
+    for fd in sorted(keep):
+        if low < fd:  # closerange(n, n) becomes close_range(n, -1): every fd from n up
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 20)
