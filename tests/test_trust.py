@@ -14,7 +14,6 @@ from regrow._plain import Opaque, PlainError, decode, encode
 from regrow._rails import new_reasons
 from regrow._transcript import Recorder, Replayer, Unjudged
 
-
 # -- a failing call that changes its arguments before it fails ---------------------------------
 
 
@@ -126,7 +125,7 @@ def test_malformed_records_are_refused():
 
 
 def test_a_replayed_call_answers_from_the_record_and_refuses_other_arguments():
-    recorder = Recorder(lambda xs: sum(xs))
+    recorder = Recorder(sum)
     assert recorder([1, 2]) == 3
     replayer = Replayer(recorder.calls, {}, is_async=False)
     assert replayer([1, 2]) == 3
