@@ -227,7 +227,7 @@ def test_a_candidate_connecting_to_localhost_is_refused_even_if_it_catches_that(
         with pytest.raises(BlockingIOError):
             server.accept()
     assert verdict["ok"] is False and verdict["check"] == "sandbox"
-    assert verdict["reason"].startswith("refused socket.connect")
+    assert verdict["reason"].startswith("refused socket.__new__ AF_INET")
     assert judge(worker, target, FIX, 2.0)["ok"] is True  # the same worker goes on
 
 

@@ -340,7 +340,7 @@ def confine(plan: Plan) -> None:
     _kernel.landlock(scratch, allow_exec=_allows_processes(limits))
     _kernel.privatize(plan.shared)
     _kernel.no_new_privs()
-    _kernel.drop_capabilities()
+    _kernel.drop_capabilities(bounding=_allows_processes(limits))
 
 
 def watch(plan: Plan, report_fd: int) -> None:

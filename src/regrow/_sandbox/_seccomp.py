@@ -46,8 +46,9 @@ _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 
 # classic BPF opcodes
 _LD_ABS, _JA, _JEQ, _JGE, _JSET, _AND, _RET = 0x20, 0x05, 0x15, 0x35, 0x45, 0x54, 0x06
-_LEAF = 4  # syscalls compared one by one at the end of a branch of the search tree
+_LEAF = 8  # syscalls compared one by one at the end of a branch of the search tree
 _INSN = struct.Struct("=HBBI")  # struct sock_filter: code, jt, jf, k
+_WORD = struct.Struct("=I")
 _NR, _ARCH = 0, 4  # offsets in struct seccomp_data; args[i] at 16 + 8 * i (low word first on both archs)
 _PID, _NEG_PID = "pid", "-pid"  # placeholders for the child's own pid, patched in after the fork
 
@@ -205,13 +206,17 @@ def _search(watched: list[tuple[int, list[_Insn]]]) -> list[_Insn]:
     installed (to cache the ones it always allows), and every unwatched call walks it, so its
     depth is what each call and the install pay for.
     """
-    if len(watched) <= _LEAF:
-        leaf: list[_Insn] = []
-        for number, block in watched:
-            if len(block) > 255:
-                raise ValueError(f"the block for syscall {number} is too long for a BPF jump")
-            leaf += [(_JEQ, 0, len(block), number), *block]
-        return leaf + _ret(RET_ALLOW)
+    if len(watched) <= _LEAF:  # the comparisons, ALLOW, then each distinct block once (one KILL for all)
+        blocks: list[list[_Insn]] = [_ret(RET_ALLOW)]
+        for _, block in watched:
+            if block not in blocks:
+                blocks.append(block)
+        starts = [sum(len(block) for block in blocks[:i]) for i in range(len(blocks))]
+        leaf = [(_JEQ, len(watched) - i - 1 + starts[blocks.index(block)], 0, number)
+                for i, (number, block) in enumerate(watched)]
+        if any(jump > 255 for _, jump, _, _ in leaf):
+            raise ValueError("a leaf of the seccomp program is too long for a BPF jump")
+        return leaf + [insn for block in blocks for insn in block]
     middle = len(watched) // 2
     low, high = _search(watched[:middle]), _search(watched[middle:])
     if len(low) <= 255:
@@ -234,11 +239,11 @@ class Filter:
 
     def install(self, prctl: Callable[..., int]) -> None:
         """Patch in this process's pid and install the filter for good (Linux; needs no_new_privs)."""
-        pid = os.getpid()
+        pid, pack = os.getpid(), _WORD.pack_into
         for offset in self.pid_at:
-            struct.pack_into("=I", self.buffer, offset, pid)
+            pack(self.buffer, offset, pid)
         for offset in self.neg_at:
-            struct.pack_into("=I", self.buffer, offset, -pid & 0xFFFFFFFF)
+            pack(self.buffer, offset, -pid & 0xFFFFFFFF)
         if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self.prog), 0, 0) != 0:
             error = ctypes.get_errno()
             raise OSError(error, f"cannot install the seccomp filter: {os.strerror(error)}")
