@@ -11,6 +11,7 @@ import contextlib
 import copy
 import functools
 import logging
+import pickle
 import sys
 import threading
 import time
@@ -33,7 +34,7 @@ from ._session import RepairResult, Session
 from ._store import Store
 from ._target import Target, refusal, unwrap
 from ._transcript import Unjudged, restore
-from ._wrapper import NONE, RAISE, RETRY, make_wrapper
+from ._wrapper import ATOMS, NONE, RAISE, RETRY, make_wrapper
 
 log = logging.getLogger("regrow")
 
@@ -156,7 +157,15 @@ class Healing:
     @staticmethod
     def snapshot(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Snapshot | None:
         """Copies of a call's arguments taken before it runs (``verify=``/``record=`` only); ``None``
-        when they cannot be copied."""
+        when they cannot be copied. Immutable scalars need no copy; plain data is copied through
+        pickle (several times faster than ``deepcopy``), anything else with ``deepcopy``."""
+        if all(type(value) in ATOMS for value in (*args, *kwargs.values())):
+            return args, kwargs  # the wrapper builds a fresh kwargs dict for every call
+        try:
+            copied: Snapshot = pickle.loads(pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL))
+            return copied
+        except Exception:
+            pass
         try:
             return copy.deepcopy((args, kwargs))
         except Exception:

@@ -16,7 +16,7 @@ RETRY = object()  # a fix is installed: call the function again
 NONE = object()  # give up quietly: return None
 
 _TEMPLATE = '''
-def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY):
+def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY, _rg_ATOMS, _rg_type):
     {async_}def {name}({params}):
 {snap}        try:
             {result}{await_}_rg_fn({call})
@@ -43,8 +43,10 @@ _RECORD = '''        _rg_state.remember(_rg_snap, _rg_result)
 '''
 # With verify= or record= (the user's opt-in costs) the arguments are copied before each call, so a
 # call that changes them before it fails is still replayed on what the caller passed.
-_SNAPSHOT = '''        _rg_snap = _rg_state.snapshot(({pos}), {{{kw}}})
+_SNAPSHOT = '''        _rg_snap = (({pos}), {{{kw}}}) if {atoms} else _rg_state.snapshot(({pos}), {{{kw}}})
 '''
+# Immutable scalars need no copy: checked inline, so a call with only those pays no function call.
+ATOMS = frozenset({int, float, str, bytes, bool, complex, type(None)})
 
 
 def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool = False) -> types.FunctionType:
@@ -76,7 +78,7 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool
     )
     namespace: dict[str, Any] = {}
     exec(compile(_TEMPLATE.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)
-    wrapper: types.FunctionType = namespace["_rg_make"](func, state, verify, RAISE, RETRY)
+    wrapper: types.FunctionType = namespace["_rg_make"](func, state, verify, RAISE, RETRY, ATOMS, type)
     wrapper.__defaults__ = func.__defaults__
     wrapper.__kwdefaults__ = func.__kwdefaults__
     return wrapper
@@ -124,4 +126,8 @@ def _signature_parts(func: types.FunctionType) -> dict[str, str]:
     for name in (func.__kwdefaults__ or {}):
         params[params.index(name)] = f"{name}=None"
     packed_pos = ", ".join(pos) + ("," if len(pos) == 1 else "")
-    return {"params": ", ".join(params), "call": ", ".join(call), "pos": packed_pos, "kw": ", ".join(kw)}
+    plain = [name for name in named if not name.startswith("*")]
+    atoms = " and ".join(f"_rg_type({name}) in _rg_ATOMS" for name in plain) if not (star or
+                         code.co_flags & inspect.CO_VARKEYWORDS) else ""
+    return {"params": ", ".join(params), "call": ", ".join(call), "pos": packed_pos, "kw": ", ".join(kw),
+            "atoms": atoms or "False"}
