@@ -1,0 +1,680 @@
+"""The fork sandbox's kernel boundary: session, capabilities, shared memory and the seccomp filter.
+
+Most cases run twice: with the whole guard (``box``), where the audit hook usually refuses first
+and names the action, and with the audit hook replaced by one that allows everything (``bare``),
+as after a candidate that found its way around it. Either way the detector sits outside the
+child: the host's priority, affinity, limits and shared memory, a marker process, a file's
+metadata, a pseudo-terminal, a listening socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import mmap
+import multiprocessing
+import os
+import pathlib
+import resource
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import termios
+import textwrap
+import threading
+import time
+import tty
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from regrow._sandbox import ForkSandbox, Limits, Outcome, PoolSandbox, _guard, _seccomp
+
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux" or _seccomp.machine() is None, reason="the seccomp filter is for Linux on x86_64/aarch64"
+)
+
+LIMITS = Limits(timeout=3.0, memory_bytes=512 << 20, file_size_bytes=1 << 20)
+PROCESSES = Limits(timeout=3.0, memory_bytes=512 << 20, processes=None)
+HOST = os.getpid()
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="capabilities and namespaces need root")
+
+
+def _importable(name: str) -> bool:
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
+
+
+SUBINTERPRETERS = next((name for name in ("_xxsubinterpreters", "_interpreters") if _importable(name)), None)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[ForkSandbox]:
+    with ForkSandbox(LIMITS) as box:
+        yield box
+
+
+@pytest.fixture
+def box(sandbox: ForkSandbox) -> ForkSandbox:
+    return sandbox
+
+
+@pytest.fixture
+def bare(sandbox: ForkSandbox, monkeypatch: pytest.MonkeyPatch) -> ForkSandbox:
+    """The same sandbox with an audit hook that allows everything: only the kernel stands in the way."""
+    monkeypatch.setattr(_guard, "make_audit_hook", lambda *args: (lambda event, arguments: None))
+    return sandbox
+
+
+@pytest.fixture(params=["box", "bare"])
+def guarded(request: pytest.FixtureRequest) -> ForkSandbox:
+    return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
+
+
+def refused(outcome: Outcome, *words: str) -> None:
+    assert outcome.status == "refused", outcome
+    assert outcome.value is None and outcome.violations, outcome
+    assert all(word in outcome.detail for word in words), outcome.detail
+
+
+def killed(outcome: Outcome) -> None:
+    refused(outcome, "SIGSYS", "seccomp")
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists and has not exited (a zombie nobody reaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.fixture
+def marker() -> Iterator[subprocess.Popen[bytes]]:
+    """A process of the same user in a group of its own: a target for signals the child must not send."""
+    process = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        yield process
+        assert process.poll() is None, "the marker process was killed"
+    finally:
+        process.kill()
+        process.wait()
+
+
+# -- what the child is -----------------------------------------------------------------------
+
+
+def _status() -> dict[str, str]:
+    with open("/proc/self/status") as status:
+        return dict(line.split(":\t", 1) for line in status.read().splitlines() if ":\t" in line)
+
+
+def _session() -> list[Any]:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDONLY))
+        terminal = "opened"
+    except OSError as exc:
+        terminal = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+    return [os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid(), terminal]
+
+
+def test_the_child_leads_a_session_of_its_own_without_a_terminal(box: ForkSandbox) -> None:
+    outcome = box.call(_session)
+    assert outcome.ok, outcome
+    assert outcome.value[:2] == [True, True] and outcome.value[2] in ("ENXIO", "ENOENT")
+    assert os.getsid(0) != 0  # the host's own session is untouched
+
+
+def _credentials() -> dict[str, str]:
+    status = _status()
+    return {key: status[key].strip() for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
+                                                  "Seccomp", "Uid")}
+
+
+def test_the_child_has_no_capabilities_and_no_new_privileges(box: ForkSandbox) -> None:
+    outcome = box.call(_credentials)
+    assert outcome.ok, outcome
+    caps = outcome.value
+    assert all(int(caps[key], 16) == 0 for key in ("CapInh", "CapPrm", "CapEff", "CapAmb")), caps
+    assert caps["NoNewPrivs"] == "1" and caps["Seccomp"] == "2", caps
+    assert caps["Uid"].split()[0] == str(os.getuid())  # root stays uid 0, only without CAP_*
+    with_processes = box.call(_credentials, limits=PROCESSES)
+    assert with_processes.ok and int(with_processes.value["CapBnd"], 16) == 0  # it may exec: no bounding set
+    if os.geteuid() == 0:
+        assert int(_credentials()["CapEff"], 16) != 0  # the host keeps its own
+
+
+@root_only
+def test_without_capabilities_root_cannot_read_the_hosts_proc_entries(guarded: ForkSandbox) -> None:
+    def peek() -> str:
+        with open(f"/proc/{HOST}/fd/0", "rb"):
+            return "opened the host's fd"
+
+    outcome = guarded.call(peek)
+    assert outcome.status == "error" and outcome.error is not None and "Permission denied" in outcome.error.message
+
+
+# -- network ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", [socket.AF_INET, socket.AF_INET6, socket.AF_UNIX, socket.AF_NETLINK])
+def test_no_socket_of_any_family_can_be_made(bare: ForkSandbox, family: int) -> None:
+    killed(bare.call(socket.socket, family, socket.SOCK_DGRAM if family == socket.AF_NETLINK else socket.SOCK_STREAM))
+
+
+def test_the_hook_names_the_socket_it_refuses(box: ForkSandbox) -> None:
+    refused(box.call(socket.socket, socket.AF_INET6), "socket.__new__ AF_INET6")
+
+
+def test_a_datagram_to_a_host_unix_socket_never_arrives(guarded: ForkSandbox, tmp_path: pathlib.Path) -> None:
+    path = str(tmp_path / "host.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as host:
+        host.bind(path)
+        host.setblocking(False)
+
+        def send() -> str:
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+                    sock.sendto(b"stolen", path)
+            except OSError:
+                pass
+            try:
+                left, _right = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+                left.sendmsg([b"stolen"], [], 0, path)
+            except OSError:
+                pass
+            return "nothing to see"
+
+        outcome = guarded.call(send)
+        with pytest.raises(BlockingIOError):
+            host.recv(64)
+    assert outcome.status == "refused", outcome
+
+
+def test_a_stream_socketpair_cannot_send_elsewhere(bare: ForkSandbox, tmp_path: pathlib.Path) -> None:
+    path = str(tmp_path / "host.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as host:
+        host.bind(path)
+        host.setblocking(False)
+
+        def send() -> str:
+            left, right = socket.socketpair()
+            left.sendall(b"inside")
+            try:
+                left.sendto(b"stolen", path)
+            except OSError as exc:
+                return f"{right.recv(16)!r} {errno.errorcode[exc.errno or 0]}"
+            return "sent"
+
+        outcome = bare.call(send)
+        with pytest.raises(BlockingIOError):
+            host.recv(64)
+    assert outcome.ok and outcome.value == "b'inside' EISCONN", outcome
+
+
+def test_asyncio_still_runs_in_the_child(box: ForkSandbox) -> None:
+    async def main() -> int:
+        await asyncio.sleep(0.01)
+        return 7
+
+    assert box.call(lambda: asyncio.run(main())).value == 7
+
+
+def test_a_candidate_that_catches_the_denial_is_still_refused(guarded: ForkSandbox) -> None:
+    def sly() -> str:
+        with contextlib.suppress(BaseException):
+            socket.socket().connect(("127.0.0.1", 9))
+        with contextlib.suppress(BaseException):
+            os.setsid()
+        return "all fine"
+
+    refused(guarded.call(sly))
+
+
+def test_a_denial_in_another_thread_is_refused_too(bare: ForkSandbox) -> None:
+    def threaded() -> str:
+        thread = threading.Thread(target=lambda: contextlib.suppress(OSError) and socket.socket())
+        thread.start()
+        thread.join()
+        return "all fine"
+
+    killed(bare.call(threaded))
+
+
+def test_ignoring_sigsys_does_not_help(bare: ForkSandbox) -> None:
+    def ignore() -> None:
+        signal.signal(signal.SIGSYS, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGSYS})
+        socket.socket()
+
+    killed(bare.call(ignore))
+
+
+# -- other processes: priority, affinity, scheduler, limits, signals ---------------------------
+
+
+def test_the_hosts_priority_cannot_be_lowered(guarded: ForkSandbox) -> None:
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    killed(guarded.call(os.setpriority, os.PRIO_PROCESS, HOST, 19))
+    killed(guarded.call(os.setpriority, os.PRIO_USER, 0, 19))  # every process of the user, the host among them
+    killed(guarded.call(os.setpriority, os.PRIO_PGRP, os.getpgrp(), 19))
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
+    own = guarded.call(lambda: [os.setpriority(os.PRIO_PROCESS, 0, 5), os.getpriority(os.PRIO_PROCESS, 0)])
+    assert own.ok and own.value == [None, 5]
+
+
+def test_the_hosts_affinity_and_scheduler_cannot_be_changed(guarded: ForkSandbox) -> None:
+    affinity, policy = os.sched_getaffinity(0), os.sched_getscheduler(0)
+    killed(guarded.call(os.sched_setaffinity, HOST, {min(affinity)}))
+    killed(guarded.call(os.sched_setscheduler, HOST, os.SCHED_IDLE, os.sched_param(0)))
+    killed(guarded.call(os.sched_setparam, HOST, os.sched_param(0)))
+    assert os.sched_getaffinity(0) == affinity and os.sched_getscheduler(0) == policy
+    own = guarded.call(lambda: os.sched_setaffinity(0, {min(affinity)}) or sorted(os.sched_getaffinity(0)))
+    assert own.ok and own.value == [min(affinity)]
+
+
+def test_the_hosts_limits_cannot_be_changed(guarded: ForkSandbox) -> None:
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    outcome = guarded.call(resource.prlimit, HOST, resource.RLIMIT_NOFILE, (16, 16))
+    refused(outcome)
+    assert resource.getrlimit(resource.RLIMIT_NOFILE) == before
+    assert guarded.call(resource.getrlimit, resource.RLIMIT_NOFILE).ok  # its own: prlimit64 on pid 0
+
+
+def test_no_signal_reaches_another_process(guarded: ForkSandbox, marker: subprocess.Popen[bytes]) -> None:
+    refused(guarded.call(os.kill, marker.pid, signal.SIGTERM))
+    refused(guarded.call(os.killpg, marker.pid, signal.SIGTERM))
+    refused(guarded.call(os.kill, HOST, 0))
+    refused(guarded.call(lambda: signal.pidfd_send_signal(os.pidfd_open(marker.pid), signal.SIGTERM)))
+    time.sleep(0.05)
+    assert marker.poll() is None
+
+
+def test_signals_to_itself_still_work(guarded: ForkSandbox) -> None:
+    def self_signal() -> list[int]:
+        seen: list[int] = []
+        signal.signal(signal.SIGUSR1, lambda signum, frame: seen.append(signum))
+        os.kill(os.getpid(), signal.SIGUSR1)
+        signal.raise_signal(signal.SIGUSR1)  # tgkill on its own thread
+        os.kill(os.getpid(), 0)
+        return seen
+
+    outcome = guarded.call(self_signal)
+    assert outcome.ok and outcome.value == [signal.SIGUSR1, signal.SIGUSR1], outcome
+
+
+def test_a_new_session_or_process_group_is_refused(guarded: ForkSandbox) -> None:
+    killed(guarded.call(os.setsid))
+    killed(guarded.call(os.setpgid, 0, 0))
+
+
+def test_tracing_and_reading_other_processes_is_refused(bare: ForkSandbox) -> None:
+    import ctypes  # the hook is off here: ctypes is how a candidate reaches syscalls Python has no wrapper for
+
+    def trace() -> int:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.ptrace(16, HOST, 0, 0))  # PTRACE_ATTACH
+
+    killed(bare.call(trace))
+
+    def unshare() -> int:
+        return int(ctypes.CDLL(None, use_errno=True).unshare(0x10000000))  # CLONE_NEWUSER
+
+    killed(bare.call(unshare))
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+def test_no_process_can_be_started_when_none_is_allowed(bare: ForkSandbox) -> None:
+    killed(bare.call(os.fork))
+    killed(bare.call(subprocess.run, ["true"]))
+
+
+def test_nothing_the_child_starts_outlives_the_verdict(box: ForkSandbox) -> None:
+    def spawn() -> list[int]:
+        detached = subprocess.Popen(["sleep", "30"], start_new_session=True)  # its setsid: killed by seccomp
+        plain = subprocess.Popen(["sleep", "30"])
+        pid = os.fork()
+        if pid == 0:  # a forked grandchild that tries to leave the group, then lingers
+            with contextlib.suppress(BaseException):
+                os.setpgid(0, 0)
+            time.sleep(30)
+            os._exit(0)
+        lingering = os.fork()
+        if lingering == 0:
+            time.sleep(30)
+            os._exit(0)
+        return [detached.pid, plain.pid, pid, lingering]
+
+    outcome = box.call(spawn, limits=PROCESSES)
+    assert outcome.ok, outcome
+    deadline = time.monotonic() + 2.0
+    while any(alive(pid) for pid in outcome.value) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(alive(pid) for pid in outcome.value), [pid for pid in outcome.value if alive(pid)]
+
+
+def test_a_grandchild_outlives_neither_a_crash_nor_a_timeout(box: ForkSandbox, tmp_path: pathlib.Path) -> None:
+    def spawn_then(end: Callable[[], object]) -> Callable[[], object]:
+        def job() -> object:
+            plain = subprocess.Popen(["sleep", "30"])
+            os.write(1, f"{plain.pid}\n".encode())
+            return end()
+
+        return job
+
+    for end, status in ((lambda: os._exit(3), "crashed"), (lambda: time.sleep(30), "timeout")):
+        limits = Limits(timeout=1.0, memory_bytes=512 << 20, processes=None)
+        outcome = box.call(spawn_then(end), limits=limits)
+        assert outcome.status == status, outcome
+        pid = int(outcome.output.split()[0])
+        deadline = time.monotonic() + 2.0
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not alive(pid)
+
+
+def test_a_thread_started_without_threading_is_caught(box: ForkSandbox) -> None:
+    import _thread
+
+    def leave() -> int:
+        _thread.start_new_thread(time.sleep, (5,))
+        return 1
+
+    outcome = box.call(leave)
+    assert outcome.status == "error" and outcome.error is not None
+    assert "started without threading" in outcome.error.message
+
+
+# -- files: metadata and ioctls --------------------------------------------------------------
+
+
+@pytest.fixture
+def victim(tmp_path: pathlib.Path) -> Iterator[pathlib.Path]:
+    path = tmp_path / "victim.txt"
+    path.write_text("precious")
+    os.chmod(path, 0o640)
+    os.utime(path, (1_000_000, 1_000_000))
+    before = os.stat(path)
+    yield path
+    after = os.stat(path)
+    assert (after.st_mode, after.st_uid, after.st_gid, after.st_mtime) == (
+        before.st_mode, before.st_uid, before.st_gid, before.st_mtime,
+    ), "the host file's metadata changed"  # fmt: skip
+    assert path.read_text() == "precious"
+    with contextlib.suppress(OSError):  # a file system without xattrs has none to compare
+        assert os.listxattr(path) == []
+
+
+def test_file_metadata_cannot_be_changed(guarded: ForkSandbox, victim: pathlib.Path) -> None:
+    name = str(victim)
+    refused(guarded.call(os.chmod, name, 0o777))
+    refused(guarded.call(lambda: os.chmod(os.open(name, os.O_RDONLY), 0o777)))  # through a read-only fd
+    refused(guarded.call(os.chown, name, 4321, 4321))
+    refused(guarded.call(os.utime, name, (0, 0)))
+    refused(guarded.call(lambda: os.utime(os.open(name, os.O_RDONLY))))
+    refused(guarded.call(os.setxattr, name, "user.regrow", b"1"))
+    refused(guarded.call(lambda: os.setxattr(os.open(name, os.O_RDONLY), "user.regrow", b"1")))
+
+
+def test_metadata_changes_are_refused_in_scratch_too(box: ForkSandbox) -> None:
+    def inside() -> None:
+        path = os.path.join(os.environ["TMPDIR"], "mine")
+        open(path, "w").close()
+        os.chmod(path, 0o600)
+
+    refused(box.call(inside), "os.chmod", "scratch included")
+
+
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_IMMUTABLE_FL = 0x80086601, 0x40086602, 0x10
+
+
+def test_the_immutable_flag_cannot_be_set(guarded: ForkSandbox, victim: pathlib.Path) -> None:
+    def chattr() -> None:
+        fd = os.open(str(victim), os.O_RDONLY)
+        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack("i", FS_IMMUTABLE_FL))
+
+    refused(guarded.call(chattr))
+    with contextlib.suppress(OSError):  # where the file system keeps flags, the host's file has none set
+        flags = fcntl.ioctl(os.open(str(victim), os.O_RDONLY), FS_IOC_GETFLAGS, struct.pack("i", 0))
+        assert not struct.unpack("i", flags)[0] & FS_IMMUTABLE_FL
+    with victim.open("a") as handle:
+        handle.write("")  # still writable by the host
+
+
+def test_nothing_can_be_typed_into_a_terminal(guarded: ForkSandbox) -> None:
+    master, slave = os.openpty()
+    try:
+        tty.setraw(slave)
+        name = os.ttyname(slave)
+
+        def inject() -> str:
+            fd = os.open(name, os.O_RDONLY | os.O_NOCTTY)
+            for char in b"echo pwned\n":
+                with contextlib.suppress(OSError):
+                    fcntl.ioctl(fd, termios.TIOCSTI, bytes([char]))
+            return "typed"
+
+        refused(guarded.call(inject))
+        assert select.select([slave], [], [], 0.2)[0] == [], "input reached the terminal"
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_harmless_ioctls_still_work(box: ForkSandbox) -> None:
+    def harmless() -> list[object]:
+        reader, writer = os.pipe()
+        os.set_inheritable(reader, True)  # FIONCLEX
+        os.write(writer, b"abc")
+        pending = struct.unpack("i", fcntl.ioctl(reader, termios.FIONREAD, struct.pack("i", 0)))[0]
+        return [os.isatty(reader), os.get_inheritable(reader), pending]
+
+    assert box.call(harmless).value == [False, True, 3]
+
+
+# -- shared memory ---------------------------------------------------------------------------
+
+
+def test_a_shared_value_changed_in_the_child_stays_unchanged_in_the_host(guarded: ForkSandbox) -> None:
+    value = multiprocessing.Value("i", 7)
+
+    def write() -> int:
+        value.value = 99
+        return int(value.value)
+
+    outcome = guarded.call(write)
+    assert outcome.ok and outcome.value == 99  # the child saw its own write...
+    assert value.value == 7  # ...which never reached the host
+
+
+def test_a_shared_lock_held_by_the_child_stays_free_in_the_host(guarded: ForkSandbox) -> None:
+    value = multiprocessing.Value("i", 0)
+
+    def hold() -> bool:
+        return bool(value.get_lock().acquire(timeout=1))
+
+    assert guarded.call(hold).value is True
+    lock = value.get_lock()
+    assert lock.acquire(timeout=1), "the child's acquire held the host's lock"
+    lock.release()
+
+
+def test_shared_mappings_of_memory_and_files_stay_the_hosts(guarded: ForkSandbox, tmp_path: pathlib.Path) -> None:
+    anonymous = mmap.mmap(-1, 4096)
+    anonymous[:5] = b"hello"
+    path = tmp_path / "mapped.bin"
+    path.write_bytes(b"file!" + bytes(4091))
+    with path.open("r+b") as handle:
+        mapped = mmap.mmap(handle.fileno(), 4096)
+
+    def scribble() -> list[str]:
+        anonymous[:5] = b"CHILD"
+        mapped[:5] = b"CHILD"
+        return [anonymous[:5].decode(), mapped[:5].decode()]
+
+    outcome = guarded.call(scribble)
+    assert outcome.ok and outcome.value == ["CHILD", "CHILD"]
+    assert anonymous[:5] == b"hello" and mapped[:5] == b"file!" and path.read_bytes()[:5] == b"file!"
+    mapped.close()
+    anonymous.close()
+
+
+# -- subinterpreters -------------------------------------------------------------------------
+
+needs_subinterpreters = pytest.mark.skipif(
+    SUBINTERPRETERS is None or SUBINTERPRETERS != "_xxsubinterpreters", reason="needs _xxsubinterpreters.run_string"
+)
+
+
+@needs_subinterpreters
+def test_creating_a_subinterpreter_is_refused(box: ForkSandbox) -> None:
+    refused(box.call(lambda: __import__(str(SUBINTERPRETERS)).create()), "subinterpreters")
+
+
+@needs_subinterpreters
+def test_the_kernel_holds_inside_a_subinterpreter(bare: ForkSandbox) -> None:
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+    def inside(code: str) -> Callable[[], None]:
+        def run() -> None:
+            module: Any = __import__(str(SUBINTERPRETERS))
+            module.run_string(module.create(), textwrap.dedent(code))
+
+        return run
+
+    killed(bare.call(inside("import socket; socket.socket()")))
+    killed(bare.call(inside(f"import resource; resource.prlimit({HOST}, resource.RLIMIT_NOFILE, (16, 16))")))
+    assert resource.getrlimit(resource.RLIMIT_NOFILE) == before
+
+
+# -- the other runners that share the guard --------------------------------------------------
+
+
+def test_the_fork_server_pool_and_engine_worker_refuse_what_the_kernel_refuses() -> None:
+    from regrow._engine._worker import Worker
+
+    with ForkSandbox(LIMITS, server=True) as server:
+        killed(server.call_ref("os:setsid"))
+        assert server.call_ref("operator:add", 2, 3).value == 5
+    with PoolSandbox(workers=1, limits=LIMITS) as pool:
+        killed(pool.call_ref("os:setsid"))
+        assert pool.call_ref("operator:add", 2, 3).value == 5  # a fresh worker
+    with Worker({"setsid": os.setsid, "add": lambda a, b: a + b}) as worker:
+        status, reason = worker.call("setsid", timeout=5)
+        assert status == "refused" and "SIGSYS" in reason, (status, reason)
+        assert worker.call("add", 2, 3, timeout=5) == ("ok", 5)
+
+
+# -- the program itself, run by a BPF interpreter, for both architectures --------------------
+
+_AUDIT = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+_COMMON = {  # unwatched syscalls every Python process makes
+    "x86_64": {"read": 0, "write": 1, "openat": 257, "mmap": 9, "futex": 202, "getpid": 39, "exit_group": 231},
+    "aarch64": {"read": 63, "write": 64, "openat": 56, "mmap": 222, "futex": 98, "getpid": 172, "exit_group": 94},
+}
+PID = 4242
+
+
+def run_bpf(program: bytes, arch: str, nr: int, *args: int, audit: int | None = None) -> int:
+    """What the filter answers to one syscall (a classic-BPF interpreter for the opcodes the program uses)."""
+    insns = [struct.unpack_from("=HBBI", program, at) for at in range(0, len(program), 8)]
+    data = struct.pack("=iIQ6Q", nr, audit if audit is not None else _AUDIT[arch], 0, *(list(args) + [0] * 6)[:6])
+    acc, pc = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        if code == 0x20:
+            acc = struct.unpack_from("=I", data, k)[0]
+        elif code == 0x54:
+            acc &= k
+        elif code == 0x05:
+            pc += k
+        elif code in (0x15, 0x35, 0x45):
+            hit = acc == k if code == 0x15 else acc >= k if code == 0x35 else bool(acc & k)
+            pc += jt if hit else jf
+        elif code == 0x06:
+            return k
+        else:
+            raise AssertionError(f"unexpected opcode {code:#x}")
+        pc += 1
+
+
+def program(arch: str, allow_processes: bool = False) -> bytes:
+    body, pid_at, neg_at = _seccomp.assemble(arch, allow_processes)
+    patched = bytearray(body)
+    for offset in pid_at:
+        struct.pack_into("=I", patched, offset, PID)
+    for offset in neg_at:
+        struct.pack_into("=I", patched, offset, -PID & 0xFFFFFFFF)
+    return bytes(patched)
+
+
+KILL, ALLOW = _seccomp.RET_KILL_PROCESS, _seccomp.RET_ALLOW
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_the_program_allows_every_syscall_it_does_not_watch(arch: str) -> None:
+    numbers = _seccomp._ARCHES[arch][1]
+    watched = set(numbers.values())
+    code = program(arch)
+    for nr in range(600):
+        if nr not in watched:
+            assert run_bpf(code, arch, nr, 1, 2, 3) == ALLOW, nr
+    assert all(run_bpf(code, arch, nr) == ALLOW for nr in _COMMON[arch].values())
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_the_program_kills_every_denied_syscall_and_foreign_abis(arch: str) -> None:
+    numbers = _seccomp._ARCHES[arch][1]
+    code = program(arch)
+    for name in _seccomp.DENIED:
+        if name in numbers:
+            assert run_bpf(code, arch, numbers[name]) == KILL, name
+    assert run_bpf(code, arch, _COMMON[arch]["read"], audit=0x40000003) == KILL  # i386 on x86_64, or arm32
+    if arch == "x86_64":
+        assert run_bpf(code, arch, 0x40000000 | _COMMON[arch]["read"]) == KILL  # x32
+    assert run_bpf(code, arch, numbers["clone3"]) == _seccomp.RET_ERRNO | errno.ENOSYS
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_the_program_checks_arguments(arch: str) -> None:
+    nr = _seccomp._ARCHES[arch][1]
+    code, with_processes = program(arch), program(arch, allow_processes=True)
+    other = 9999
+    cases = [
+        ("kill", (0, 15), ALLOW), ("kill", (PID, 15), ALLOW), ("kill", (-PID & 0xFFFFFFFF, 15), ALLOW),
+        ("kill", (other, 0), KILL), ("kill", (0xFFFFFFFF, 9), KILL),  # kill(-1): every process it may signal
+        ("tgkill", (PID, PID + 1, 10), ALLOW), ("tgkill", (other, other, 10), KILL), ("tkill", (other, 9), KILL),
+        ("rt_sigqueueinfo", (other, 9, 0), KILL), ("rt_tgsigqueueinfo", (other, other, 9, 0), KILL),
+        ("setpriority", (0, 0, 5), ALLOW), ("setpriority", (0, PID, 5), ALLOW), ("setpriority", (1, 0, 5), ALLOW),
+        ("setpriority", (0, other, 19), KILL), ("setpriority", (2, 0, 19), KILL),  # PRIO_USER
+        ("ioprio_set", (1, 0, 0), ALLOW), ("ioprio_set", (3, 0, 0), KILL), ("ioprio_set", (1, other, 0), KILL),
+        ("sched_setaffinity", (0, 8, 0), ALLOW), ("sched_setaffinity", (other, 8, 0), KILL),
+        ("sched_setscheduler", (other, 5, 0), KILL), ("sched_setattr", (other, 0, 0), KILL),
+        ("prlimit64", (0, 7, 0, 0), ALLOW), ("prlimit64", (PID, 7, 0, 0), ALLOW), ("prlimit64", (other, 7, 0, 0), KILL),
+        ("ioctl", (1, termios.TCGETS), ALLOW), ("ioctl", (1, termios.FIONBIO), ALLOW),
+        ("ioctl", (1, (1 << 32) | termios.TCGETS), ALLOW),  # the kernel reads the low 32 bits only
+        ("ioctl", (1, termios.TIOCSTI), KILL), ("ioctl", (3, FS_IOC_SETFLAGS), KILL),
+        ("socketpair", (1, 1 | 0o2000000, 0), ALLOW), ("socketpair", (1, 2, 0), KILL),
+        ("socketpair", (1, 5, 0), KILL), ("socketpair", (2, 1, 0), KILL),
+        ("clone", (0x003D0F00, 0), ALLOW),  # pthread_create's flags
+        ("clone", (0x003D0F00 | 0x10000000, 0), KILL),  # ... plus CLONE_NEWUSER
+        ("clone", (0x01200011, 0), KILL),  # fork()'s flags: no new process without Limits.processes
+    ]  # fmt: skip
+    for name, args, expected in cases:
+        assert run_bpf(code, arch, nr[name], *args) == expected, (name, args)
+    assert run_bpf(with_processes, arch, nr["clone"], 0x01200011) == ALLOW
+    assert run_bpf(with_processes, arch, nr["clone"], 0x01200011 | 0x20000000) == KILL  # CLONE_NEWPID
+    if "fork" in nr:
+        assert run_bpf(code, arch, nr["fork"]) == KILL and run_bpf(with_processes, arch, nr["fork"]) == ALLOW
