@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from regrow._target import import_path
+from regrow._locate import import_path
 
 _serial = itertools.count()
 

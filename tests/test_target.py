@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from regrow import Target, TargetError
-from regrow._target import resolve
+from regrow._locate import resolve
 
 
 def test_compile_shares_globals_and_keeps_default_objects(make_module):

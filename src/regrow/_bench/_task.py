@@ -31,9 +31,10 @@ from .._engine._localize import Spectrum, record, split_checks, trace_job
 from .._engine._worker import Worker
 from .._errors import RegrowError
 from .._failure import check_failure
+from .._locate import resolve
 from .._proposer import Proposer
 from .._session import Budget, Session
-from .._target import Target, resolve
+from .._target import Target
 from ._judge import DEFAULT_MIN_CALLS, jobs, judge
 from ._manifest import Task
 
