@@ -400,21 +400,28 @@ def test_a_thread_started_without_threading_is_caught(box: ForkSandbox) -> None:
 # -- files: metadata and ioctls --------------------------------------------------------------
 
 
-@pytest.fixture
-def victim(tmp_path: pathlib.Path) -> Iterator[pathlib.Path]:
-    path = tmp_path / "victim.txt"
+def _make_victim(path: pathlib.Path) -> os.stat_result:
     path.write_text("precious")
     os.chmod(path, 0o640)
     os.utime(path, (1_000_000, 1_000_000))
-    before = os.stat(path)
-    yield path
+    return os.stat(path)
+
+
+def _assert_untouched(path: pathlib.Path, before: os.stat_result, times: bool = True) -> None:
     after = os.stat(path)
-    assert (after.st_mode, after.st_uid, after.st_gid, after.st_mtime) == (
-        before.st_mode, before.st_uid, before.st_gid, before.st_mtime,
-    ), "the host file's metadata changed"  # fmt: skip
+    assert (after.st_mode, after.st_uid, after.st_gid) == (before.st_mode, before.st_uid, before.st_gid)
+    assert not times or after.st_mtime == before.st_mtime, "the host file's times changed"
     assert path.read_text() == "precious"
     with contextlib.suppress(OSError):  # a file system without xattrs has none to compare
         assert os.listxattr(path) == []
+
+
+@pytest.fixture
+def victim(tmp_path: pathlib.Path) -> Iterator[pathlib.Path]:
+    path = tmp_path / "victim.txt"
+    before = _make_victim(path)
+    yield path
+    _assert_untouched(path, before)
 
 
 def test_file_metadata_cannot_be_changed(guarded: ForkSandbox, victim: pathlib.Path) -> None:
@@ -423,9 +430,35 @@ def test_file_metadata_cannot_be_changed(guarded: ForkSandbox, victim: pathlib.P
     refused(guarded.call(lambda: os.chmod(os.open(name, os.O_RDONLY), 0o777)))  # through a read-only fd
     refused(guarded.call(os.chown, name, 4321, 4321))
     refused(guarded.call(os.utime, name, (0, 0)))
-    refused(guarded.call(lambda: os.utime(os.open(name, os.O_RDONLY))))
+    refused(guarded.call(lambda: os.utime(os.open(name, os.O_RDONLY), ns=(0, 0))))
     refused(guarded.call(os.setxattr, name, "user.regrow", b"1"))
     refused(guarded.call(lambda: os.setxattr(os.open(name, os.O_RDONLY), "user.regrow", b"1")))
+
+
+def test_touching_a_host_file_is_refused_by_the_hook(box: ForkSandbox, victim: pathlib.Path) -> None:
+    refused(box.call(os.utime, str(victim)), "os.utime outside the scratch directory")
+    refused(box.call(lambda: pathlib.Path(victim).touch()), "os.utime outside the scratch directory")
+    refused(box.call(lambda: os.utime(os.open(str(victim), os.O_RDONLY))), "outside the scratch directory")
+
+
+def test_without_the_hook_a_touch_is_the_one_change_the_kernel_lets_through(
+        bare: ForkSandbox, tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "touched.txt"
+    before = _make_victim(path)
+    outcome = bare.call(lambda: pathlib.Path(path).touch())  # utimensat(..., times=NULL): to now
+    assert outcome.ok, outcome
+    _assert_untouched(path, before, times=False)  # mode, owner, content and attributes hold
+
+
+def test_touch_works_in_scratch(box: ForkSandbox) -> None:
+    def touch() -> bool:
+        path = pathlib.Path(os.environ["TMPDIR"], "new.txt")
+        path.touch()
+        path.touch()  # the second bumps the time of an existing file
+        os.utime(path)
+        return path.exists()
+
+    assert box.call(touch).value is True
 
 
 def test_metadata_changes_are_refused_in_scratch_too(box: ForkSandbox) -> None:
@@ -671,6 +704,8 @@ def test_the_program_checks_arguments(arch: str) -> None:
         ("clone", (0x003D0F00, 0), ALLOW),  # pthread_create's flags
         ("clone", (0x003D0F00 | 0x10000000, 0), KILL),  # ... plus CLONE_NEWUSER
         ("clone", (0x01200011, 0), KILL),  # fork()'s flags: no new process without Limits.processes
+        ("utimensat", (3, 0, 0, 0), ALLOW), ("utimensat", (3, 0, 0x7FFF0000, 0), KILL),  # times: NULL or not
+        ("utimensat", (3, 0, 1 << 40, 0), KILL),  # a pointer whose low word is zero is still a pointer
     ]  # fmt: skip
     for name, args, expected in cases:
         assert run_bpf(code, arch, nr[name], *args) == expected, (name, args)

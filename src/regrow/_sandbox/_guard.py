@@ -73,8 +73,7 @@ _TAMPER_EVENTS = frozenset(
 )  # fmt: skip
 _PATH_EVENTS = frozenset({"os.remove", "os.rmdir", "os.mkdir", "os.truncate", "shutil.rmtree", "os.mkfifo", "os.mknod"})
 # Refused everywhere, scratch included: the seccomp filter cannot tell paths apart, so it refuses them all.
-_METADATA_EVENTS = frozenset({"os.chmod", "os.chown", "os.utime", "os.chflags", "os.lchflags", "os.setxattr",
-                              "os.removexattr"})
+_METADATA_EVENTS = frozenset({"os.chmod", "os.chown", "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr"})
 # Subinterpreters have no audit hook of their own (the seccomp filter still holds inside them).
 SUBINTERPRETER_MODULES = frozenset({"_xxsubinterpreters", "_interpreters", "interpreters", "_xxinterpchannels",
                                     "_interpchannels", "_interpqueues", "concurrent.interpreters"})
@@ -155,7 +154,7 @@ def _set_limit(which: int, soft: int, hard: int | None = None) -> None:
 
 # -- the audit hook ---------------------------------------------------------------------------
 
-_OTHER_EVENTS = {"open", "os.rename", "os.kill", "socket.__new__", "fcntl.ioctl", "import"}
+_OTHER_EVENTS = {"open", "os.rename", "os.kill", "os.utime", "socket.__new__", "fcntl.ioctl", "import"}
 _OTHER_EVENTS.add("cpython.PyInterpreterState_New")
 _WATCHED = _PROCESS_EVENTS | _NETWORK_EVENTS | _TAMPER_EVENTS | _PATH_EVENTS | _METADATA_EVENTS | _OTHER_EVENTS
 # where an event's dir_fd argument sits (shutil.rmtree removes by dir_fd and name)
@@ -216,7 +215,7 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool) -> Call
             path = _decode(path, _encoding, "surrogateescape")
         if not _startswith(path, "/"):
             base = _getcwd()
-            if _type(dir_fd) is _int and _linux:
+            if _type(dir_fd) is _int and dir_fd >= 0 and _linux:  # -1: the cwd
                 try:  # shutil.rmtree removes by (dir_fd, name): find where that directory is
                     base = _readlink(f"/proc/self/fd/{dir_fd}")
                 except OSError:
@@ -230,6 +229,15 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool) -> Call
             elif part and part != ".":
                 parts.append(part)
         return "/" + _join("/", parts)
+
+    def held(path: Any) -> Any:
+        """The path an fd stands for (Linux), so a call through an fd is judged by where its file is."""
+        if _type(path) is not _int or not _linux:
+            return path
+        try:
+            return _readlink(f"/proc/self/fd/{path}")
+        except OSError:
+            return "/<unknown file>"
 
     def inside(path: str | None) -> bool:
         return path is None or path == scratch or _startswith(path, scratch + "/") or path == "/dev/null"
@@ -267,6 +275,11 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool) -> Call
                 refuse(event, f"request {show(args[1])} on fd {show(args[0])}")
         elif event in metadata_events:
             refuse(event, f"{show(args[0])} (file metadata changes are refused everywhere, scratch included)")
+        elif event == "os.utime":  # (path, times, ns, dir_fd): to now (a touch) only, and only in scratch
+            if args[1] is not None or args[2] is not None:
+                refuse(event, f"{show(args[0])} to given times (refused everywhere, scratch included)")
+            if not inside(absolute(held(args[0]), args[3])):
+                refuse(event, f"outside the scratch directory: {show(args[0])}")
         elif event == "cpython.PyInterpreterState_New":
             refuse(event, "(subinterpreters have no audit hook)")
         elif event in path_events:

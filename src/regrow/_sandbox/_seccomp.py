@@ -22,7 +22,8 @@ What the filter refuses (see ``docs/sandbox.md``):
 * ``ptrace``, ``process_vm_readv``/``writev``, ``kcmp``; ``unshare``, ``setns``, the mount family,
   ``chroot``; ``clone`` with namespace flags, and any new process when processes are not allowed;
 * ``setsid``/``setpgid`` (so nothing the child starts can leave its process group);
-* every change of file metadata: ``chmod``/``chown``/``utime``/``*xattr`` and ``file_setattr``;
+* every change of file metadata: ``chmod``/``chown``/``*xattr``/``file_setattr``, and ``utime``
+  to given times (to *now*, as ``Path.touch`` does, is allowed: it needs write access or ownership);
 * kernel-wide levers: ``bpf``, ``perf_event_open``, keyrings, modules, ``kexec``, ``reboot``,
   swap, ``acct``, clocks, host names, ``quotactl``, ``syslog``, ``io_uring``, ``userfaultfd``,
   ``open_by_handle_at``, ``fanotify_init``, x86 I/O ports and LDT.
@@ -99,8 +100,8 @@ DENIED = (
     "socket", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_open", "pidfd_send_signal",
     "pidfd_getfd", "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "open_tree_attr",
     "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "setsid", "setpgid",
-    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
-    "futimesat", "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+    "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
     "setxattrat", "removexattrat", "file_setattr", "bpf", "perf_event_open", "keyctl", "add_key", "request_key",
     "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
     "acct", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
@@ -146,6 +147,12 @@ def _only(index: int, values: Sequence[int | str]) -> list[_Insn]:
     return _require(index, values, _ret(RET_ALLOW))
 
 
+def _null(index: int) -> list[_Insn]:
+    """Argument ``index`` must be a NULL pointer (all 64 bits) to be allowed; else kill."""
+    return [_ld(_arg(index)), (_JEQ, 0, 2, 0), _ld(_arg(index) + 4), (_JEQ, 1, 0, 0), *_ret(RET_KILL_PROCESS),
+            *_ret(RET_ALLOW)]
+
+
 def _clone(allow_processes: bool) -> list[_Insn]:
     block: list[_Insn] = [_ld(_arg(0)), (_JSET, 0, 1, _CLONE_NAMESPACES), *_ret(RET_KILL_PROCESS)]
     if not allow_processes:  # a thread shares the filter's process; a new process would not be watched
@@ -169,6 +176,7 @@ def rules(allow_processes: bool) -> dict[str, list[_Insn]]:
         "rt_tgsigqueueinfo": _only(0, [_PID]),
         "setpriority": _require(0, [0, 1], _only(1, _SELF)),  # PRIO_PROCESS or PRIO_PGRP, of itself
         "ioprio_set": _require(0, [1, 2], _only(1, _SELF)),  # IOPRIO_WHO_PROCESS or _PGRP, of itself
+        "utimensat": _null(2), "futimesat": _null(2), "utimes": _null(1), "utime": _null(1),  # times: NULL (now)
     }
     for name in ("sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr", "prlimit64",
                  "migrate_pages", "move_pages"):
