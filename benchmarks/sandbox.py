@@ -1,6 +1,8 @@
 """Per-call latency of each sandbox mode for a small function, side by side in one run.
 
-The baseline is what the predecessors did: a fresh ``python -I`` subprocess per call.
+The baseline is what the predecessors did: a fresh ``python -I`` subprocess per call. Beside the
+fork sandbox stands a bare ``os.fork()`` + ``os._exit(0)`` + ``waitpid`` of the same process: the
+floor that forking this process costs, whatever the guard does.
 
     python benchmarks/sandbox.py [--quick]
 """
@@ -48,6 +50,14 @@ def checked(call: Callable[[], object]) -> Callable[[], object]:
     return run
 
 
+def bare_fork() -> int:
+    """Fork, exit at once, reap: what the kernel charges for a copy of this process."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(5)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
 def baseline() -> int:
     code = "import operator; print(operator.add(2, 3))"
     return int(subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, check=True, text=True).stdout)
@@ -63,6 +73,7 @@ def main() -> None:
     runs["inprocess"] = measure(checked(lambda: inprocess.call(operator.add, 2, 3)), int(5000 * scale))
     inprocess.close()
 
+    runs["fork+exit (bare)"] = measure(checked(bare_fork), int(300 * scale))
     with ForkSandbox(LIMITS) as fork:
         runs["fork"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
     with ForkSandbox(LIMITS, server=True) as server:
