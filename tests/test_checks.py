@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from regrow import PytestTests, Target, Verdict
-from regrow._checks import evaluate
+from regrow._evaluate import evaluate
 from regrow._sandbox import ForkSandbox, Limits
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the fork sandbox's guards are Linux's")

@@ -15,7 +15,8 @@ from ._engine import Engine
 from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, EventType
 from ._failure import Failure
-from ._heal import Healing, heal, ledger_of, state
+from ._heal import Healing, heal, state
+from ._ledger import ledger_of
 from ._proposer import Attempt, Proposer, Request
 from ._repair import repair
 from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox

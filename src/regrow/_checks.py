@@ -7,16 +7,15 @@ first and the first failure stops the rest; its reason is what the next attempt 
 
 from __future__ import annotations
 
-import contextlib
+import collections.abc
 import copy
 import dataclasses
 import inspect
-import threading
-import time
+import itertools
 import traceback
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,11 +23,10 @@ from ._errors import CheckError
 from ._failure import safe_repr
 from ._pytest_runner import Suite, open_suite
 from ._redact import redact_text
-from ._sandbox import Outcome, SandboxTimeout
-from ._transcript import MAX_TRANSCRIPT, Recorder
+from ._sandbox import Outcome
 
 if typing.TYPE_CHECKING:
-    from ._target import Target
+    pass
 
 
 class CheckFailed(Exception):
@@ -85,11 +83,28 @@ class Check(Protocol):
     def __call__(self, fn: Callable[..., Any]) -> None: ...
 
 
+MAX_ITEMS = 100_000  # items of a generator a check consumes: an endless one is compared on its prefix
+
+
 def _call(fn: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+    """Call ``fn``; a coroutine is run, a generator consumed (its items are the result)."""
     result = fn(*args, **kwargs)
     if inspect.iscoroutine(result):
         result = _run_coroutine(result)
+    elif inspect.isgenerator(result):
+        result = list(itertools.islice(result, MAX_ITEMS))
+    elif inspect.isasyncgen(result):
+        result = _run_coroutine(_collect(result))
     return result
+
+
+async def _collect(items: Any) -> list[Any]:
+    collected: list[Any] = []
+    async for item in items:
+        collected.append(item)
+        if len(collected) >= MAX_ITEMS:
+            break
+    return collected
 
 
 def _run_coroutine(coroutine: Any) -> Any:
@@ -189,14 +204,22 @@ def conforms(value: Any, annotation: Any) -> bool:
         return value is None
     if annotation is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation in _ITERATORS:
+        return isinstance(value, list)
     if isinstance(annotation, type):
         return isinstance(value, annotation)
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, getattr(types, "UnionType", typing.Union)):
         return any(conforms(value, arg) for arg in typing.get_args(annotation))
+    if origin in _ITERATORS:
+        return isinstance(value, list)  # a generator's items, as a check consumed them
     if isinstance(origin, type):
         return isinstance(value, origin)
     return True
+
+
+_ITERATORS = (collections.abc.Iterator, collections.abc.Iterable, collections.abc.Generator,
+              collections.abc.AsyncIterator, collections.abc.AsyncIterable, collections.abc.AsyncGenerator)
 
 
 def _type_label(annotation: Any) -> str:
@@ -311,78 +334,3 @@ class SingleTest:
         result = self.suite.run(self.name)
         if not result.passed:
             raise CheckFailed(result.reason, result.location)
-
-
-_local = threading.local()
-
-
-def in_evaluation() -> bool:
-    """Whether this thread is running a candidate (a failure here must not start a new repair)."""
-    return bool(getattr(_local, "active", False))
-
-
-@contextlib.contextmanager
-def evaluating() -> Iterator[None]:
-    """Mark this thread as running candidate or probe code: failures in it start no repair."""
-    previous = in_evaluation()
-    _local.active = True
-    try:
-        yield
-    finally:
-        _local.active = previous
-
-
-def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, Any]:
-    """Compile ``source`` for ``target`` and run ``checks`` on it; a verdict as plain data.
-
-    This is the job a sandbox runs. The candidate is installed into the live function for the
-    duration (recursive calls and tests that import it by name run the candidate) and put back after.
-    """
-    started = time.perf_counter()
-
-    def verdict(ok: bool, check: str, reason: str = "", passed: Sequence[str] = ()) -> dict[str, Any]:
-        return {"ok": ok, "check": check, "reason": reason, "passed": list(passed),
-                "duration": time.perf_counter() - started}
-
-    try:
-        fn = target.compile(source)
-    except SyntaxError as exc:
-        return verdict(False, "compile", f"SyntaxError: {exc.msg} (line {exc.lineno})")
-    except Exception as exc:
-        return verdict(False, "compile", f"{type(exc).__name__}: {exc}")
-    live = target.func
-    saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
-    subject: Callable[..., Any] = live if target.install(fn, lasting=False) == "code" else fn
-    passed: list[str] = []
-    transcript: list[list[Any]] = []
-    try:
-        with evaluating():
-            for check in checks:
-                recorder = Recorder(subject) if getattr(check, "replayable", False) else None
-                if recorder is not None:
-                    transcript.append([check.name, recorder.calls])
-                try:
-                    check(recorder or subject)
-                except SandboxTimeout:
-                    raise
-                except CheckFailed as exc:
-                    return verdict(False, check.name, str(exc), passed)
-                except BaseException as exc:  # the candidate raised: SystemExit and KeyboardInterrupt included
-                    return verdict(False, check.name, reason_of(exc), passed)
-                passed.append(check.name)
-    finally:
-        live.__code__, live.__defaults__, live.__kwdefaults__ = saved
-    done = verdict(True, "all", "", passed)
-    done["transcript"] = transcript if len(repr(transcript)) <= MAX_TRANSCRIPT else None
-    return done
-
-
-def reason_of(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = next((f for f in reversed(frames) if f.filename.startswith("<regrow ")), None)
-    at = f" at `{where.line}`" if where is not None and where.line else ""
-    try:
-        message = str(exc)
-    except Exception:
-        message = "<unprintable>"
-    return redact_text(f"raised {type(exc).__name__}: {message}{at}")

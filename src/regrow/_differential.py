@@ -27,7 +27,8 @@ import types
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._checks import CheckFailed, _call, _fresh, evaluating
+from ._checks import CheckFailed, _call, _fresh
+from ._evaluate import evaluating
 from ._plain import digest, encode, type_name
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ def original_job(target: Target, calls: Sequence[CallArgs]) -> dict[str, Any]:
             args, kwargs = _fresh(tuple(calls[0][0]), calls[0][1])
             before = encode([list(args), kwargs])
             with contextlib.suppress(Exception, _Overrun), _call_limit(_PER_CALL):
-                original(*args, **kwargs)
+                _call(original, args, kwargs)
             mutates = encode([list(args), kwargs]) != before
     return {"keys": keys, "mutates": mutates}
 

@@ -7,12 +7,10 @@ logic lives here beyond deciding *whether* a failure starts a session.
 from __future__ import annotations
 
 import collections
-import contextlib
 import copy
 import functools
 import logging
 import pickle
-import sys
 import threading
 import time
 import traceback
@@ -21,16 +19,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, in_evaluation, judge
+from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from ._config import SWITCHES
 from ._errors import RegrowError, TestsFailedError, VerificationError
+from ._evaluate import in_evaluation
 from ._events import Event, EventHandler, emit
 from ._failure import Failure, capture_exception, check_failure
+from ._generators import aresume, remake, resume
+from ._ledger import note as _note
+from ._ledger import refused_result
 from ._options import OnFailure, Options, SandboxMode, Test, default_sandbox, make_options
 from ._policy import prepare
 from ._proposer import Proposer
 from ._sandbox import Sandbox
 from ._session import RepairResult, Session
+from ._source import snapshot
 from ._store import Store
 from ._target import Target, refusal, unwrap
 from ._transcript import Unjudged, restore
@@ -56,6 +59,7 @@ class Healing:
         self._target: Target | None = None
         self._regressions: list[Check] = []  # earlier failing calls a later fix must still handle
         self._cooldown: dict[str, float] = {}  # fingerprint -> time before which it is not repaired again
+        self._replaced: types.CodeType | None = None  # the code the last fix replaced
         self._installs = 0  # fixes installed so far: a waiting thread that sees it change calls again
         self._recorded: collections.deque[tuple[tuple[Any, ...], dict[str, Any], Any]] = collections.deque(
             maxlen=max(options.record, 1)
@@ -154,6 +158,13 @@ class Healing:
 
         return await asyncio.to_thread(self.on_rejected, value, args, kwargs, snapshot)
 
+    def before(self, *args: Any, **kwargs: Any) -> Any:
+        """The generator the caller was iterating, made again (see :mod:`regrow._generators`)."""
+        return remake(self.func, self._replaced, args, kwargs)
+
+    resume = staticmethod(resume)
+    aresume = staticmethod(aresume)
+
     @staticmethod
     def snapshot(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Snapshot | None:
         """Copies of a call's arguments taken before it runs (``verify=``/``record=`` only); ``None``
@@ -206,6 +217,7 @@ class Healing:
             self.results.append(result)
             self._cooldown[fingerprint] = now + self.options.cooldown
             return result
+        running = self.func.__code__
         session = Session(
             self.target, failure, checks, self.options.chain(),
             sandbox=sandbox,
@@ -218,6 +230,7 @@ class Healing:
         result = session.run(install=True)
         self.results.append(result)
         if result.ok:
+            self._replaced = running  # what a generator's caller was iterating (see resume)
             self._installs += 1
             self._regressions.append(replay)
             self._cooldown.pop(fingerprint, None)
@@ -278,19 +291,6 @@ def _put_back(args: tuple[Any, ...], kwargs: dict[str, Any], snapshot: Snapshot 
     return True
 
 
-def refused_result(qualname: str, failure: Failure, reason: str, options: Options) -> RepairResult:
-    """The result of a failure no session may run for (see regrow._policy), reported and recorded as one."""
-    emit(options.on_event, Event("exhausted", qualname, message=reason))
-    log.warning("regrow: %s: %s", qualname, reason)
-    result = RepairResult(False, qualname, failure, reason=reason)
-    if options.store is not None:
-        try:
-            options.store.record(result, key=None)
-        except Exception as exc:  # a locked or broken store must not cost the user the refusal's reason
-            log.warning("regrow: could not record the refusal in %s: %s", options.store.path, exc)
-    return result
-
-
 def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeType | None:
     """The code object of ``func``'s frame in the traceback (the code that actually failed)."""
     found = None
@@ -299,23 +299,6 @@ def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeTyp
         if code.co_name == func.__name__ and getattr(code, "co_qualname", func.__qualname__) == func.__qualname__:
             found = code
     return found
-
-
-def ledger_of(exc: BaseException) -> str:
-    """What regrow attached to ``exc`` when it could not repair it ("" when nothing): the notes on
-    3.11+, the ``__regrow_ledger__`` attribute on 3.10. Works the same on every version."""
-    notes = [note for note in getattr(exc, "__notes__", ()) if isinstance(note, str) and note.startswith("regrow")]
-    return "\n".join(notes) if notes else str(getattr(exc, "__regrow_ledger__", ""))
-
-
-def _note(exc: BaseException, text: str) -> None:
-    """Attach ``text`` to the user's exception: a note on 3.11+, ``__regrow_ledger__`` on 3.10."""
-    if sys.version_info >= (3, 11):
-        exc.add_note(text)
-    else:
-        previous = getattr(exc, "__regrow_ledger__", "")
-        with contextlib.suppress(Exception):  # exceptions with __slots__ cannot take the attribute
-            exc.__regrow_ledger__ = f"{previous}\n{text}" if previous else text  # type: ignore[attr-defined]
 
 
 @overload
@@ -406,6 +389,7 @@ def heal(
         reason = refusal(raw)
         if reason:
             raise RegrowError(reason)
+        snapshot(raw)  # the file as it is at import: the code that runs is the code regrow heals
         state = Healing(raw, options)
         wrapper = make_wrapper(raw, state, options.verify, record=options.record > 0)
         functools.update_wrapper(wrapper, raw)

@@ -14,11 +14,13 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
 from ._candidate import Candidate
-from ._checks import Check, CheckFailed, Verdict, evaluate, evaluating, reason_of
+from ._checks import Check, CheckFailed, Verdict
+from ._evaluate import evaluate, evaluating, reason_of
 from ._plain import PlainError
 from ._policy import untrusted_without_oracle
 from ._rails import module_names, new_reasons
@@ -66,6 +68,10 @@ def _once(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox
     return Verdict(False, check, f"not confirmed outside the sandbox: {reason}", verdict.duration)
 
 
+def _asynchronous(target: Target) -> bool:
+    return bool(target.original_code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
+
+
 def rejudge(checks: Sequence[Any], transcript: Any, target: Target) -> tuple[bool, str, str, bool]:
     """Run the replayable ``checks`` in this process on the record of a candidate's results.
 
@@ -83,7 +89,7 @@ def rejudge(checks: Sequence[Any], transcript: Any, target: Target) -> tuple[boo
             return False, check.name, "the sandbox sent no record of this check", False
         if not calls:
             return False, check.name, "the check did not call the function it was given", True
-        replayer = Replayer(calls, target.func.__globals__, target.is_async)
+        replayer = Replayer(calls, target.func.__globals__, _asynchronous(target))
         try:
             with evaluating():
                 check(replayer)

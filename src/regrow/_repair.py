@@ -12,7 +12,7 @@ from typing import Any
 from ._checks import Check, CheckFailed, Replay, TestCallable, _run_coroutine, annotation_oracle
 from ._events import EventHandler
 from ._failure import Failure, capture_exception, check_failure
-from ._heal import refused_result
+from ._ledger import refused_result
 from ._options import SandboxMode, Test, default_sandbox, make_options
 from ._policy import prepare
 from ._proposer import Proposer

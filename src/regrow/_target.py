@@ -23,6 +23,7 @@ import types
 from typing import Any, Literal
 
 from ._errors import TargetError
+from ._source import definition, reindent
 
 log = logging.getLogger("regrow")
 
@@ -71,9 +72,6 @@ def refusal(func: types.FunctionType) -> str:
             f"{func.__module__}.{name} is nested in another function; its source and closure belong to each "
             "call of the enclosing function, so it cannot be healed — move it to module or class level"
         )
-    code = func.__code__
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
-        return f"{func.__module__}.{name} is a generator; generators cannot be healed yet"
     return ""
 
 
@@ -97,19 +95,13 @@ class Target:
     @classmethod
     def of(cls, obj: Any) -> Target:
         func = unwrap(obj)
-        try:
-            lines, lineno = inspect.getsourcelines(func)
-        except (OSError, TypeError) as exc:
-            raise TargetError(f"the source of {func.__module__}.{func.__qualname__} cannot be read: {exc}") from exc
-        text = "".join(lines)
-        first = lines[0] if lines else ""
-        indent = first[: len(first) - len(first.lstrip())]
+        text, lineno, indent = definition(func)
         return cls(
             func=func,
             owner=_owner_class(func),
             filename=inspect.getsourcefile(func) or func.__code__.co_filename,
             lineno=max(lineno, 1),
-            source=textwrap.dedent(text),
+            source=text,
             indent=indent,
             original_code=func.__code__,
             original_defaults=func.__defaults__,
@@ -207,6 +199,8 @@ class Target:
                 ast.Constant(self.name),
                 ast.Load(),
             )
+            if self.owner.__name__ not in free:  # the class's own name stays a global lookup, as in the original
+                body.insert(0, ast.Global([self.owner.__name__]))
         else:
             body.insert(0, ast.Global([self.name]))
             result = ast.Name(self.name, ast.Load())
@@ -296,7 +290,7 @@ class Target:
         text = decorators + textwrap.dedent(source)
         if not text.endswith("\n"):
             text += "\n"
-        return textwrap.indent(text, self.indent) if self.indent else text
+        return reindent(text, self.indent)
 
 
 # Candidate sources are registered with linecache so tracebacks through them show their lines.

@@ -51,8 +51,43 @@ class Recorder:
             raise
         if inspect.iscoroutine(value):
             return self._awaited(before, value, args, kwargs)
+        if inspect.isgenerator(value):
+            return self._items(before, value)
+        if inspect.isasyncgen(value):
+            return self._async_items(before, value)
         self._note(before, "r", value, args, kwargs)
         return value
+
+    def _items(self, before: list[Any], items: Any) -> Any:
+        """A generator's items as the check takes them: ``[digest, "g", [items], end]`` (end: how it ended)."""
+        record: list[Any] = [digest(before), "g", [], None]
+        self.calls.append(record)
+        while True:
+            try:
+                item = next(items)
+            except StopIteration as stop:
+                record[3] = ["r", encode(stop.value)]
+                return stop.value
+            except BaseException as exc:
+                record[3] = ["x", encode(exc)]
+                raise
+            record[2].append(encode(item))
+            yield item
+
+    async def _async_items(self, before: list[Any], items: Any) -> Any:
+        record: list[Any] = [digest(before), "g", [], None]
+        self.calls.append(record)
+        while True:
+            try:
+                item = await items.__anext__()
+            except StopAsyncIteration:
+                record[3] = ["r", encode(None)]
+                return
+            except BaseException as exc:
+                record[3] = ["x", encode(exc)]
+                raise
+            record[2].append(encode(item))
+            yield item
 
     async def _awaited(self, before: list[Any], coroutine: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
@@ -81,11 +116,18 @@ class Replayer:
             raise Unjudged("the check called the function more often than it did in the sandbox")
         record = self.calls[self.index]
         self.index += 1
-        if type(record) is not list or len(record) != 4 or record[1] not in ("r", "x"):
+        if type(record) is not list or len(record) != 4 or record[1] not in ("r", "x", "g"):
             raise PlainError("a malformed call record")
         before, kind, value, after = record
         if call_digest(args, kwargs) != before:
             raise Unjudged("the check called the function with other arguments than it did in the sandbox")
+        if kind == "g":
+            if type(value) is not list:
+                raise PlainError("a malformed generator record")
+            self.opaque = self.opaque or any(has_opaque(item) for item in value)
+            items = [decode(item, self.namespace) for item in value]
+            return _replay_async(items, after, self.namespace) if self.is_async else \
+                _replay_items(items, after, self.namespace)
         if after is not None:
             restore(args, kwargs, decode(after, self.namespace))
         self.opaque = self.opaque or has_opaque(value)
@@ -101,6 +143,31 @@ class Replayer:
 
 async def _ready(value: Any) -> Any:
     return value
+
+
+def _ending(end: Any, namespace: dict[str, Any]) -> Any:
+    """How a replayed generator ends: its return value, or the exception it raised."""
+    if end is None:
+        raise Unjudged("the check took more of the generator than it did in the sandbox")
+    if type(end) is not list or len(end) != 2 or end[0] not in ("r", "x"):
+        raise PlainError("a malformed generator ending")
+    value = decode(end[1], namespace)
+    if end[0] == "x":
+        if not isinstance(value, BaseException):
+            raise PlainError("a raise record without an exception")
+        raise value
+    return value
+
+
+def _replay_items(items: list[Any], end: Any, namespace: dict[str, Any]) -> Any:
+    yield from items
+    return _ending(end, namespace)
+
+
+async def _replay_async(items: list[Any], end: Any, namespace: dict[str, Any]) -> Any:
+    for item in items:
+        yield item
+    _ending(end, namespace)
 
 
 def restore(args: Sequence[Any], kwargs: dict[str, Any], after: Any) -> None:

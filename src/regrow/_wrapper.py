@@ -39,6 +39,55 @@ _VERIFY = '''        try:
                 return {await_}_rg_fn({call})
             return None
 '''
+# A generator fails while its caller iterates: each item is passed through, and a failure starts a
+# repair there. After a fix, the fixed generator is made again from the same arguments; where its
+# first items are the ones the caller already has, the caller gets the rest (``state.resume``).
+_GENERATOR = '''
+def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY, _rg_ATOMS, _rg_type):
+    def {name}({params}):
+        _rg_it = _rg_fn({call})
+        _rg_n = 0
+        _rg_sent = None
+        while True:
+            try:
+                _rg_item = _rg_it.send(_rg_sent)
+            except StopIteration as _rg_stop:
+                return _rg_stop.value
+            except Exception as _rg_exc:
+                _rg_d = _rg_state.on_error(_rg_exc, ({pos}), {{{kw}}})
+                if _rg_d is _rg_RETRY:
+                    return (yield from _rg_state.resume(_rg_fn({call}), _rg_state.before({call}), _rg_n, _rg_exc))
+                if _rg_d is _rg_RAISE:
+                    raise
+                return None
+            _rg_n += 1
+            _rg_sent = yield _rg_item
+    return {name}
+'''
+_ASYNC_GENERATOR = '''
+def _rg_make(_rg_fn, _rg_state, _rg_verify, _rg_RAISE, _rg_RETRY, _rg_ATOMS, _rg_type):
+    async def {name}({params}):
+        _rg_it = _rg_fn({call})
+        _rg_n = 0
+        _rg_sent = None
+        while True:
+            try:
+                _rg_item = await _rg_it.asend(_rg_sent)
+            except StopAsyncIteration:
+                return
+            except Exception as _rg_exc:
+                _rg_d = await _rg_state.aon_error(_rg_exc, ({pos}), {{{kw}}})
+                if _rg_d is _rg_RETRY:
+                    async for _rg_item in _rg_state.aresume(_rg_fn({call}), _rg_state.before({call}), _rg_n, _rg_exc):
+                        yield _rg_item
+                    return
+                if _rg_d is _rg_RAISE:
+                    raise
+                return
+            _rg_n += 1
+            _rg_sent = yield _rg_item
+    return {name}
+'''
 _RECORD = '''        _rg_state.remember(_rg_snap, _rg_result)
 '''
 # With verify= or record= (the user's opt-in costs) the arguments are copied before each call, so a
@@ -76,8 +125,14 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool
         + (_RECORD.format(**fields) if record else "")
         + ("        return _rg_result\n" if keeps else "")
     )
+    template = _TEMPLATE
+    if func.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+        if keeps:
+            raise ValueError(f"{func.__qualname__} is a generator: verify= and record= would have to keep every "
+                             "item it yields; give tests= instead")
+        template = _GENERATOR if func.__code__.co_flags & inspect.CO_GENERATOR else _ASYNC_GENERATOR
     namespace: dict[str, Any] = {}
-    exec(compile(_TEMPLATE.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)
+    exec(compile(template.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)
     wrapper: types.FunctionType = namespace["_rg_make"](func, state, verify, RAISE, RETRY, ATOMS, type)
     wrapper.__defaults__ = func.__defaults__
     wrapper.__kwdefaults__ = func.__kwdefaults__

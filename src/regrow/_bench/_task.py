@@ -25,11 +25,12 @@ import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .._checks import Check, PytestTests, evaluate
+from .._checks import Check, PytestTests
 from .._engine import OPERATORS, Engine
 from .._engine._localize import Spectrum, record, split_checks, trace_job
 from .._engine._worker import Worker
 from .._errors import RegrowError
+from .._evaluate import evaluate
 from .._failure import check_failure
 from .._locate import resolve
 from .._proposer import Proposer

@@ -23,7 +23,8 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .._checks import Check, CheckFailed, evaluating
+from .._checks import Check, CheckFailed
+from .._evaluate import evaluating
 from .._target import Target
 from ._inputs import Call, SealedCall, arguments_of, seal_all
 from ._worker import Overrun, Worker, time_limit

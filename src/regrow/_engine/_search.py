@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._candidate import Candidate
-from .._checks import Check, Verdict, evaluate
+from .._checks import Check, Verdict
+from .._evaluate import evaluate
 from .._events import Event, emit
 from .._proposer import Request
 from .._target import Target, find_function
