@@ -177,3 +177,86 @@ def test_source_helpers_keep_string_lines_as_text():
     indented = reindent(text, "    ")
     assert "    def f():\n" in indented and "\nat column four\n" in indented  # inside the string: left as is
     assert dedent(indented, "    ") == text
+
+
+def test_heal_above_a_wraps_decorator_heals_the_def_once_per_call(make_module):
+    mod = make_module('''
+        import functools
+        import regrow
+
+        CALLS = []
+
+        def logged(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                CALLS.append(args)
+                return fn(*args, **kwargs)
+            return wrapper
+
+        def test_count(fn):
+            assert fn([1, 2, 3]) == 3 and fn([]) == 0
+
+        @regrow.heal(tests=[test_count])
+        @logged
+        def count(items):
+            return len(items) + None  # bug
+    ''')
+    assert mod.count([1, 2, 3]) == 3
+    state = regrow.state(mod.count)
+    assert state.last_result.ok and state.func.__qualname__ == "count"
+    assert mod.CALLS[-1] == ([1, 2, 3],)  # the retry went through the decorator too
+    mod.CALLS.clear()
+    assert mod.count([1]) == 1 and mod.CALLS == [([1],)]  # one call, one pass through the body
+
+
+def test_heal_above_lru_cache_clears_the_cache_after_a_fix(make_module):
+    mod = make_module('''
+        import functools
+        import regrow
+
+        def test_distance(fn):
+            assert fn(1, 3) == 2 and fn(3, 1) == 2 and fn(2, 2) == 0
+
+        @regrow.heal(verify=lambda n: n >= 0, tests=[test_distance])
+        @functools.lru_cache(maxsize=None)
+        def distance(a, b):
+            return a - b
+    ''')
+    assert mod.distance(3, 1) == 2  # healthy and cached: 2
+    assert mod.distance(1, 3) == 2  # -2 rejected by verify: repaired (the cache kept the old code's 2 for (3, 1))
+    assert mod.distance(3, 1) == 2 and mod.distance(1, 3) == 2
+    assert regrow.state(mod.distance).last_result.ok and mod.distance.__wrapped__.cache_info().currsize == 2
+
+
+def test_heal_above_property_is_refused_with_the_order_to_use():
+    with pytest.raises(regrow.RegrowError, match="below it"):
+        class Meter:
+            @regrow.heal
+            @property
+            def reading(self):
+                return 1
+
+
+def test_a_module_attribute_that_wraps_the_function_is_healed_through_it(make_module):
+    mod = make_module('''
+        import functools
+
+        class curry:
+            def __init__(self, func):
+                self.func = func
+                functools.update_wrapper(self, func)
+
+            def __call__(self, *args):
+                return self.func(*args)
+
+        @curry
+        def tail(xs):
+            return xs[len(xs)]  # bug
+    ''')
+    target = regrow.Target.of(mod.tail)
+    assert target.func is mod.tail.func
+    def test_tail(fn):
+        assert fn([1, 2]) == 2 and fn([7]) == 7
+
+    result = regrow.repair(mod.tail.func, ([1, 2],), tests=[test_tail])
+    assert result.ok and mod.tail([4, 5]) == 5  # the curry object runs the fixed def

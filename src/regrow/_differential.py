@@ -106,6 +106,8 @@ def original_job(target: Target, calls: Sequence[CallArgs]) -> dict[str, Any]:
     original = types.FunctionType(target.original_code, target.func.__globals__, target.name,
                                   target.original_defaults, target.func.__closure__)
     original.__kwdefaults__ = target.original_kwdefaults
+    if target.entry is not None:  # through the decorator heal stands above; the live function is the original here
+        original = target.entry  # type: ignore[assignment]
     with evaluating():
         keys = observe(original, calls, _PER_CALL)
         mutates = False

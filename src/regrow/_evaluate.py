@@ -61,7 +61,13 @@ def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, 
         return verdict(False, "compile", f"{type(exc).__name__}: {exc}")
     live = target.func
     saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
-    subject: Callable[..., Any] = live if target.install(fn, lasting=False) == "code" else fn
+    # The live function runs the candidate while it is judged; callers reach it the way they do (through
+    # the decorator heal stands above, if any). Where the code could not be swapped, the candidate itself.
+    swapped = target.install(fn, lasting=False) == "code"
+    clear = getattr(target.entry, "cache_clear", None)
+    if callable(clear):  # an lru_cache between heal and the def: results of the old code must not answer
+        clear()
+    subject: Callable[..., Any] = (target.entry or live) if swapped else fn
     passed: list[str] = []
     transcript: list[list[Any]] = []
     try:

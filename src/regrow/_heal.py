@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import inspect
 import logging
 import pickle
 import threading
@@ -35,8 +36,9 @@ from ._sandbox import Sandbox
 from ._session import RepairResult, Session
 from ._source import snapshot
 from ._store import Store
-from ._target import Target, refusal, unwrap
+from ._target import Target
 from ._transcript import Unjudged, restore
+from ._unwrap import refusal, unwrap
 from ._wrapper import ATOMS, NONE, RAISE, RETRY, make_wrapper
 
 log = logging.getLogger("regrow")
@@ -50,8 +52,9 @@ class Healing:
     ``results`` lists every repair session's result, newest last; ``check()`` runs the tests now.
     """
 
-    def __init__(self, func: types.FunctionType, options: Options) -> None:
+    def __init__(self, func: types.FunctionType, options: Options, entry: Callable[..., Any] | None = None) -> None:
         self.func = func
+        self.entry = entry  # what callers call when heal stands above another decorator (see Target.entry)
         self.options = options
         self.results: list[RepairResult] = []
         self.wrapper: types.FunctionType | None = None
@@ -73,6 +76,7 @@ class Healing:
     def target(self) -> Target:
         if self._target is None:
             self._target = Target.of(self.func)
+            self._target.entry = self.entry
         return self._target
 
     # -- the decisions the wrapper asks for -------------------------------------------------
@@ -231,10 +235,13 @@ class Healing:
         self.results.append(result)
         if result.ok:
             self._replaced = running  # what a generator's caller was iterating (see resume)
+            clear = getattr(self.entry, "cache_clear", None)
+            if callable(clear):  # an lru_cache between heal and the def kept results of the old code
+                clear()
             self._installs += 1
             self._regressions.append(replay)
             self._cooldown.pop(fingerprint, None)
-            if self.wrapper is not None:
+            if self.wrapper is not None and self.entry is None:
                 self.wrapper.__defaults__ = self.func.__defaults__
                 self.wrapper.__kwdefaults__ = self.func.__kwdefaults__
         else:
@@ -382,17 +389,21 @@ def heal(
             return fn  # off, or healed already: a second decorator must not nest a second loop
         if isinstance(fn, (staticmethod, classmethod)):
             return type(fn)(decorate(fn.__func__))
+        if isinstance(fn, property):
+            raise RegrowError("heal cannot stand above @property (the class attribute must stay a property): put "
+                              "@regrow.heal below it, directly above the def")
         raw = unwrap(fn)
-        if raw is not fn:
-            raise RegrowError(f"heal must be the innermost decorator of {raw.__qualname__} "
-                              "(apply it directly to the def)")
         reason = refusal(raw)
         if reason:
             raise RegrowError(reason)
+        entry = None if raw is fn else fn  # heal above another decorator: calls go through it, to the def
+        if entry is not None and raw.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+            raise RegrowError(f"heal above another decorator of the generator {raw.__qualname__} cannot see the "
+                              "failures of its iteration: put @regrow.heal directly above the def")
         snapshot(raw)  # the file as it is at import: the code that runs is the code regrow heals
-        state = Healing(raw, options)
-        wrapper = make_wrapper(raw, state, options.verify, record=options.record > 0)
-        functools.update_wrapper(wrapper, raw)
+        state = Healing(raw, options, entry)
+        wrapper = make_wrapper(raw, state, options.verify, record=options.record > 0, callee=entry)
+        functools.update_wrapper(wrapper, fn)
         wrapper.__regrow__ = state  # type: ignore[attr-defined]
         state.wrapper = wrapper
         return wrapper

@@ -19,7 +19,8 @@ from ._proposer import Proposer
 from ._sandbox import Sandbox
 from ._session import RepairResult, Session
 from ._store import Store
-from ._target import Target, unwrap
+from ._target import Target
+from ._unwrap import unwrap
 
 
 def repair(

@@ -20,10 +20,12 @@ import sys
 import textwrap
 import threading
 import types
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ._errors import TargetError
 from ._source import definition, reindent
+from ._unwrap import unwrap
 
 log = logging.getLogger("regrow")
 
@@ -35,44 +37,6 @@ _serial = itertools.count(1)
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 InstallMode = Literal["code", "rebind"]
-
-
-def unwrap(obj: Any) -> types.FunctionType:
-    """The plain Python function behind ``obj``, or a :class:`TargetError` saying why there is none."""
-    seen = 0
-    while seen < 32:
-        seen += 1
-        state = getattr(obj, "__regrow__", None)
-        if state is not None:
-            obj = state.func
-        elif isinstance(obj, (staticmethod, classmethod, types.MethodType)):
-            obj = obj.__func__
-        elif isinstance(obj, functools.partial):
-            raise TargetError("functools.partial objects cannot be healed; heal the function they wrap")
-        elif not isinstance(obj, types.FunctionType) and hasattr(obj, "__wrapped__"):
-            obj = obj.__wrapped__
-        else:
-            break
-    if not isinstance(obj, types.FunctionType):
-        kind = "builtin or C function" if isinstance(obj, types.BuiltinFunctionType) else type(obj).__name__
-        raise TargetError(f"{obj!r} is a {kind}; only functions written in Python can be healed")
-    refuse_reason = refusal(obj)
-    if refuse_reason:
-        raise TargetError(refuse_reason)
-    return obj
-
-
-def refusal(func: types.FunctionType) -> str:
-    """Why ``func`` cannot be healed, or ``""``. Cheap: reads no source."""
-    name = func.__qualname__
-    if func.__name__ == "<lambda>":
-        return f"{func.__module__}.{name} is a lambda; give it a name with def to heal it"
-    if "<locals>" in name:
-        return (
-            f"{func.__module__}.{name} is nested in another function; its source and closure belong to each "
-            "call of the enclosing function, so it cannot be healed — move it to module or class level"
-        )
-    return ""
 
 
 @dataclasses.dataclass(eq=False)
@@ -91,6 +55,9 @@ class Target:
     original_code: types.CodeType
     original_defaults: tuple[Any, ...] | None
     original_kwdefaults: dict[str, Any] | None
+    # What callers call, when that is not the function itself: heal standing above another decorator
+    # (a functools.wraps wrapper, an lru_cache). Checks call it, so the decorator's part runs as it does.
+    entry: Callable[..., Any] | None = None
 
     @classmethod
     def of(cls, obj: Any) -> Target:

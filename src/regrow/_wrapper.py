@@ -98,15 +98,21 @@ _SNAPSHOT = '''        _rg_snap = (({pos}), {{{kw}}}) if {atoms} else _rg_state.
 ATOMS = frozenset({int, float, str, bytes, bool, complex, type(None)})
 
 
-def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool = False) -> types.FunctionType:
+def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool = False,
+                 callee: Any = None) -> types.FunctionType:
     """A function with ``func``'s signature that calls it and hands failures to ``state``.
+
+    ``callee`` is what is called instead, when heal stands above another decorator: that decorator's
+    object, with its own signature (``(*args, **kwargs)`` when it is not a Python function).
 
     With ``verify`` each result is judged; with ``record`` each healthy call is handed to
     ``state.remember`` (both are the user's opt-in costs on the healthy path). With either, the
     arguments are copied by ``state.snapshot`` before each call and handed over with a failure.
     """
-    parts = _signature_parts(func)
-    is_async = inspect.iscoroutinefunction(func)
+    shape: types.FunctionType = func if callee is None else callee if isinstance(callee, types.FunctionType) \
+        else _anything  # type: ignore[assignment]
+    parts = _signature_parts(shape)
+    is_async = inspect.iscoroutinefunction(shape)
     fields = {
         "name": func.__name__ if func.__name__.isidentifier() and not keyword.iskeyword(func.__name__) else "wrapper",
         "async_": "async " if is_async else "",
@@ -126,17 +132,21 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool
         + ("        return _rg_result\n" if keeps else "")
     )
     template = _TEMPLATE
-    if func.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+    if shape.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
         if keeps:
             raise ValueError(f"{func.__qualname__} is a generator: verify= and record= would have to keep every "
                              "item it yields; give tests= instead")
-        template = _GENERATOR if func.__code__.co_flags & inspect.CO_GENERATOR else _ASYNC_GENERATOR
+        template = _GENERATOR if shape.__code__.co_flags & inspect.CO_GENERATOR else _ASYNC_GENERATOR
     namespace: dict[str, Any] = {}
     exec(compile(template.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)
-    wrapper: types.FunctionType = namespace["_rg_make"](func, state, verify, RAISE, RETRY, ATOMS, type)
-    wrapper.__defaults__ = func.__defaults__
-    wrapper.__kwdefaults__ = func.__kwdefaults__
+    wrapper: types.FunctionType = namespace["_rg_make"](callee or func, state, verify, RAISE, RETRY, ATOMS, type)
+    wrapper.__defaults__ = shape.__defaults__
+    wrapper.__kwdefaults__ = shape.__kwdefaults__
     return wrapper
+
+
+def _anything(*args: Any, **kwargs: Any) -> None:
+    """The signature of a callee that is not a Python function: anything goes."""
 
 
 def _signature_parts(func: types.FunctionType) -> dict[str, str]:
