@@ -39,7 +39,14 @@ from typing import Any
 
 from . import _kernel
 from ._base import Limits
-from ._hook import SUBINTERPRETER_MODULES, AuditHook, SandboxViolation, make_audit_hook, secret_paths
+from ._hook import (
+    SUBINTERPRETER_MODULES,
+    AuditHook,
+    SandboxViolation,
+    make_audit_hook,
+    secret_paths,
+    unplug_subinterpreters,
+)
 from ._kernel import enter_netns, landlock
 
 __all__ = [
@@ -218,6 +225,7 @@ def watch(plan: Plan, report_fd: int) -> None:
     hook, place = _prebuilt(make_audit_hook, allow_processes)
     place[0], place[1] = plan.scratch, report_fd
     sys.addaudithook(hook)
+    unplug_subinterpreters()
 
 
 def _allows_processes(limits: Limits) -> bool:

@@ -45,9 +45,12 @@ _TAMPER_EVENTS = frozenset(
 _PATH_EVENTS = frozenset({"os.remove", "os.rmdir", "os.mkdir", "os.truncate", "shutil.rmtree", "os.mkfifo", "os.mknod"})
 # Refused everywhere, scratch included: the seccomp filter cannot tell paths apart, so it refuses them all.
 _METADATA_EVENTS = frozenset({"os.chmod", "os.chown", "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr"})
-# Subinterpreters have no audit hook of their own (the seccomp filter still holds inside them).
+# Subinterpreters have no audit hook of their own (the seccomp filter still holds inside them); the
+# test modules can make them too (and reach raw memory).
 SUBINTERPRETER_MODULES = frozenset({"_xxsubinterpreters", "_interpreters", "interpreters", "_xxinterpchannels",
-                                    "_interpchannels", "_interpqueues", "concurrent.interpreters"})
+                                    "_interpchannels", "_interpqueues", "concurrent.interpreters", "_testcapi",
+                                    "_testinternalcapi", "_testsinglephase", "_testmultiphase"})
+_SUBINTERPRETER_EVENT = "cpython.PyInterpreterState_New"
 _AF_UNIX = 1
 _FAMILIES = {2: "AF_INET", 10: "AF_INET6", 16: "AF_NETLINK", 17: "AF_PACKET", 40: "AF_VSOCK"}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -57,10 +60,32 @@ class SandboxViolation(PermissionError):
     """Raised inside a sandboxed call for an action the guard refuses."""
 
 
+def unplug_subinterpreters() -> None:
+    """Make the subinterpreter modules this process already imported refuse through the hook.
+
+    Importing one is refused by the hook; creating an interpreter raises an audit event the hook
+    refuses — but not on every version (3.13 raises it where no hook sees it), and a module the
+    host imported before the fork needs no import. Its entry points then raise that event themselves.
+    """
+    for name in SUBINTERPRETER_MODULES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        for attribute in ("create", "run_string", "exec", "call", "run_func", "run_in_subinterp",
+                          "run_in_subinterp_with_config"):
+            if hasattr(module, attribute):
+                setattr(module, attribute, _refused)
+
+
+def _refused(*args: Any, **kwargs: Any) -> Any:
+    sys.audit(_SUBINTERPRETER_EVENT)  # the hook refuses (and reports) it
+    raise SandboxViolation("regrow sandbox refused creating a subinterpreter")
+
+
 # -- the audit hook ---------------------------------------------------------------------------
 
 _OTHER_EVENTS = {"open", "os.rename", "os.kill", "os.utime", "socket.__new__", "fcntl.ioctl", "import"}
-_OTHER_EVENTS.add("cpython.PyInterpreterState_New")
+_OTHER_EVENTS.add(_SUBINTERPRETER_EVENT)
 _WATCHED = _PROCESS_EVENTS | _NETWORK_EVENTS | _TAMPER_EVENTS | _PATH_EVENTS | _METADATA_EVENTS | _OTHER_EVENTS
 # where an event's dir_fd argument sits (shutil.rmtree removes by dir_fd and name)
 _DIR_FD_AT = {"os.remove": 1, "os.rmdir": 1, "shutil.rmtree": 1, "os.mkdir": 2}
@@ -195,7 +220,7 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
                 refuse(event, f"{show(args[0])} to given times (refused everywhere, scratch included)")
             if not inside(absolute(held(args[0]), args[3])):
                 refuse(event, f"outside the scratch directory: {show(args[0])}")
-        elif event == "cpython.PyInterpreterState_New":
+        elif event == _SUBINTERPRETER_EVENT:
             refuse(event, "(subinterpreters have no audit hook)")
         elif event in path_events:
             at = dir_fd_at.get(event, 99)
