@@ -40,16 +40,48 @@ class TestResult:
     skipped: bool = False
 
 
+class CollectionError(CheckError):
+    """The tests could not be collected; ``exceptions`` are the errors the collection raised (for
+    telling a target that cannot be imported from a test file that is broken)."""
+
+    def __init__(self, message: str, exceptions: Sequence[BaseException] = ()) -> None:
+        super().__init__(message)
+        self.exceptions = list(exceptions)
+
+
 class _CollectErrors:
     """A pytest plugin that keeps the collection errors, which pytest would otherwise only print."""
 
     def __init__(self) -> None:
         self.errors: list[str] = []
+        self.exceptions: list[BaseException] = []
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
             lines = str(report.longrepr).strip().splitlines() or ["collection failed"]
             self.errors.append(redact_text(f"{report.nodeid}: {lines[-1]}"))
+
+    def pytest_exception_interact(self, node: Any, call: Any, report: Any) -> None:
+        from _pytest.reports import CollectReport
+
+        if isinstance(report, CollectReport) and call.excinfo is not None:
+            self.exceptions.append(call.excinfo.value)
+
+
+class _Subtests:
+    """A pytest plugin that keeps the failed subtest reports of the test being run.
+
+    ``unittest`` ``subTest`` failures (and the ``subtests`` fixture's) are reported on their own,
+    through ``pytest_runtest_logreport``, while the test's own call report passes; the runner would
+    otherwise call such a test green.
+    """
+
+    def __init__(self) -> None:
+        self.failed: list[Any] = []
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.failed and getattr(report, "context", None) is not None:
+            self.failed.append(report)
 
 
 @contextlib.contextmanager
@@ -62,30 +94,36 @@ def _quiet() -> Iterator[None]:
 class Suite:
     """A pytest configuration with its tests collected, kept open to run them again and again."""
 
-    def __init__(self, node_ids: Sequence[str], rootdir: Path | None) -> None:
+    def __init__(self, node_ids: Sequence[str], rootdir: Path | None, options: Sequence[str] = ()) -> None:
         try:
             import pytest
             from _pytest.config import _prepareconfig
         except ImportError as exc:
             raise CheckError("pytest node ids need pytest: pip install 'regrow[pytest]'") from exc
         errors = _CollectErrors()
+        self._subtests = _Subtests()
         root = ["--rootdir", str(rootdir)] if rootdir else []
         # -s: the runner captures output itself; the terminal reporter would hold on to our stdout.
-        args = [*node_ids, *root, "-q", "-s", "-p", "no:cacheprovider", "-p", "no:faulthandler", "--no-header"]
+        args = [*node_ids, *root, *options, "-q", "-s", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+                "--no-header"]
         self._lock = threading.Lock()
         with _quiet():
             try:
-                self.config = _prepareconfig(args, plugins=[errors])
+                self.config = _prepareconfig(args, plugins=[errors, self._subtests])
                 self.config._do_configure()
                 self.session = pytest.Session.from_config(self.config)
                 self.config.hook.pytest_sessionstart(session=self.session)
                 self.config.hook.pytest_collection(session=self.session)
-            except Exception as exc:  # a usage error, a missing node id, a broken conftest
+            except KeyboardInterrupt:
                 self.close()
-                raise CheckError(f"cannot collect {' '.join(node_ids)}: {exc}") from exc
+                raise
+            except BaseException as exc:  # a usage error, a missing node id, a broken conftest, sys.exit() at import
+                self.close()
+                raise CollectionError(f"cannot collect {' '.join(node_ids)}: {_line(exc)}", [exc]) from exc
         if errors.errors:
             self.close()
-            raise CheckError(f"cannot collect {' '.join(node_ids)}: {'; '.join(errors.errors)}")
+            raise CollectionError(f"cannot collect {' '.join(node_ids)}: {'; '.join(errors.errors)}",
+                                  errors.exceptions)
         self.items = {item.nodeid: item for item in self.session.items}
         self._direct = {nodeid: _direct_call(item) for nodeid, item in self.items.items()}
 
@@ -106,19 +144,22 @@ class Suite:
 
         item = self.items[nodeid]
         with self._lock:
+            self._subtests.failed.clear()
             try:
                 reports = runtestprotocol(item, log=False, nextitem=None)
             except BaseException:
                 item.session._setupstate = SetupState()  # an interrupted teardown leaves a stale stack
                 raise
-        for report in reports:
+            subtests = list(self._subtests.failed)
+            self._subtests.failed.clear()
+        for report in [*subtests, *reports]:
             crash = getattr(report.longrepr, "reprcrash", None)
             if report.failed and crash is not None and "SandboxTimeout" in crash.message:
                 raise SandboxTimeout  # pytest turned the time limit into a test failure: undo that
             if report.failed:
                 message = crash.message if crash is not None else str(report.longrepr)
                 location = (str(crash.path), int(crash.lineno)) if crash is not None else None
-                return TestResult(nodeid, False, _reason(nodeid, message), location)
+                return TestResult(nodeid, False, _reason(nodeid + _subtest_label(report), message), location)
         skipped = any(report.skipped for report in reports)
         return TestResult(nodeid, True, skipped=skipped)
 
@@ -130,6 +171,23 @@ class Suite:
             if session is not None:
                 self.config.hook.pytest_sessionfinish(session=session, exitstatus=0)
             self.config._ensure_unconfigure()
+
+
+def _subtest_label(report: Any) -> str:
+    """`` [message] (name=value)`` of a subtest's report, as pytest shows it; ``""`` for a test's own."""
+    context = getattr(report, "context", None)
+    if context is None:
+        return ""
+    parts = [f"[{context.msg}]"] if getattr(context, "msg", None) is not None else []
+    params = getattr(context, "kwargs", None) or {}
+    if params:  # pytest keeps each value's repr already
+        parts.append("(" + ", ".join(f"{name}={value}" for name, value in params.items()) + ")")
+    return " " + (" ".join(parts) or "(<subtest>)")
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _reason(nodeid: str, message: str) -> str:
@@ -202,17 +260,29 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-_suites: dict[tuple[tuple[str, ...], str, str], Suite] = {}
+_suites: dict[tuple[tuple[str, ...], str, str, tuple[str, ...]], Suite] = {}
 _suites_lock = threading.Lock()
+_options: list[str] = []
+
+
+def set_options(options: Sequence[str]) -> None:
+    """pytest options for every suite collected from now on in this process, beside the node ids.
+
+    The front-ends pass on the options a run was configured with that change what is collected and
+    how it is imported (``--import-mode=importlib``, ``-c FILE``, ``-o NAME=VALUE``, ``-p PLUGIN``).
+    """
+    with _suites_lock:
+        _options[:] = list(options)
 
 
 def open_suite(node_ids: Sequence[str], rootdir: Path | None = None) -> Suite:
     """The collected suite for these node ids, collected on first use and kept for the process."""
-    key = (tuple(node_ids), str(rootdir or ""), str(Path.cwd()))
     with _suites_lock:
+        options = tuple(_options)
+        key = (tuple(node_ids), str(rootdir or ""), str(Path.cwd()), options)
         suite = _suites.get(key)
         if suite is None:
-            suite = _suites[key] = Suite(node_ids, rootdir)
+            suite = _suites[key] = Suite(node_ids, rootdir, options)
         return suite
 
 
