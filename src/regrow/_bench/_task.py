@@ -29,11 +29,12 @@ from .._checks import Check, PytestTests
 from .._engine import OPERATORS, Engine
 from .._engine._localize import Spectrum, record, split_checks, trace_job
 from .._engine._worker import Worker
-from .._errors import RegrowError
+from .._errors import RegrowError, TargetError
 from .._evaluate import evaluate
 from .._failure import check_failure
-from .._locate import resolve
+from .._locate import attribute, blame, describe, import_apart, is_path, resolve, split
 from .._proposer import Proposer
+from .._pytest_runner import CollectionError
 from .._session import Budget, Session
 from .._target import Target
 from ._judge import DEFAULT_MIN_CALLS, jobs, judge
@@ -75,8 +76,9 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
     os.chdir(task.root)
     if task.root not in sys.path:
         sys.path.insert(0, task.root)
-    target = _load_target(task.target)
+    # The tests first (pytest configured as for a run): the target is the module they imported.
     tests = _load_tests(task)
+    target = _load_target(task.target)
     reference = _load_reference(target, task.reference) if task.reference else None
     with _worker(target, tests, reference) as worker:
         baseline = _baseline(split_checks([tests]), worker)
@@ -132,16 +134,24 @@ def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: l
 def _load_target(ref: str) -> Target:
     try:
         return Target.from_ref(ref)
-    except SyntaxError as exc:
-        raise Stop("bad-target", f"syntax error in {exc.filename or ref}, line {exc.lineno}: {exc.msg}") from exc
     except Exception as exc:
-        raise Stop("bad-target", f"cannot load {ref}: {type(exc).__name__}: {exc}") from exc
+        raise _bad_target(ref, exc) from exc
+
+
+def _bad_target(ref: str, exc: BaseException) -> Stop:
+    cause = exc.__cause__ if isinstance(exc, TargetError) else exc
+    if isinstance(cause, SyntaxError):
+        return Stop("bad-target", f"syntax error in {cause.filename or ref}, line {cause.lineno}: {cause.msg}")
+    return Stop("bad-target", str(exc) if isinstance(exc, TargetError) else f"cannot load {ref}: {describe(exc)}")
 
 
 def _load_tests(task: Task) -> PytestTests:
     try:
         tests = PytestTests(task.tests, rootdir=task.root)
         tests.collect()
+    except CollectionError as exc:  # tests that import a target that cannot be imported: the target's fault
+        blamed = blame(split(task.target)[0], exc.exceptions)
+        raise (_bad_target(task.target, blamed) if blamed else Stop("bad-tests", str(exc))) from exc
     except Exception as exc:
         raise Stop("bad-tests", str(exc)) from exc
     return tests
@@ -170,8 +180,13 @@ def _load_reference(target: Target, reference: str) -> tuple[str, types.Function
 
 
 def _reference_source(target: Target, reference: str) -> tuple[str, types.FunctionType]:
-    """The reference's definition, renamed to the target's name, and the reference function."""
-    func = resolve(reference)
+    """The reference's definition, renamed to the target's name, and the reference function.
+
+    A reference given by path is imported under a private name with its package (see
+    :func:`regrow._locate.import_apart`): it may live in a pristine copy of the target's own package.
+    """
+    where, qualname = split(reference)
+    func = attribute(import_apart(where), qualname) if is_path(where) else resolve(reference)
     if not isinstance(func, types.FunctionType):
         raise Stop("bad-target", f"the reference {reference} is not a plain function")
     tree = ast.parse(textwrap.dedent(inspect.getsource(func)))

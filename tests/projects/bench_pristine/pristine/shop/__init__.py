@@ -1,0 +1,3 @@
+from .cart import total
+
+__all__ = ["total"]

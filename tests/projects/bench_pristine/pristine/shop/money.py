@@ -1,0 +1,3 @@
+def cents(amount):
+    """An amount rounded to whole cents."""
+    return round(amount, 2)
