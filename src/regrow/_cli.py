@@ -10,11 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ._checks import CheckFailed, PytestTests
+from ._checks import Check, PytestTests
 from ._engine import Engine
-from ._errors import RegrowError
+from ._errors import RegrowError, TargetError
 from ._events import Event
 from ._failure import check_failure
+from ._locate import blame, describe, is_path, split
+from ._probe import SomeTests, probe, prove_in_copy
+from ._pytest_runner import CollectionError, open_suite, set_options
 from ._sandbox import InProcessSandbox
 from ._session import Budget, Session
 from ._target import Target
@@ -46,24 +49,46 @@ class _Printer:
 
 
 def _heal(args: argparse.Namespace, out: TextIO) -> int:
-    target = Target.from_ref(args.target)
+    set_options(args.pytest_args)
+    where, _ = split(args.target)
+    if is_path(where) and not Path(where).is_file():
+        raise TargetError(f"no such file: {where}")
     tests = PytestTests(args.test, rootdir=args.rootdir)
-    collected = tests.collect()
-    print(f"regrow: healing {target.module}.{target.qualname} against {len(collected)} tests", file=out)
+    # The tests first, configured as for a pytest run (rootdir, ini file, pythonpath, conftest files,
+    # import mode): the module to heal is the one they imported.
     try:
-        tests(target.func)
-    except CheckFailed as exc:
-        crash = exc.location
-        inside = crash is not None and Path(crash[0]).resolve() == Path(target.filename).resolve()
-        lineno = crash[1] if inside and crash is not None else None
-        failure = check_failure("test", target.func, str(exc), lineno=lineno)
-    else:
+        collected = tests.collect()
+    except CollectionError as exc:
+        raise blame(where, exc.exceptions) or exc from None
+    target = _target(args.target)
+    print(f"regrow: healing {target.module}.{target.qualname} against {len(collected)} tests", file=out)
+    suite = open_suite(tests.node_ids, tests.rootdir)
+    reach = probe(suite, target.original_code, collected)
+    name = f"{target.module}.{target.qualname}"
+    for seen in reach:
+        if seen.blind and (seen.started or not seen.result.passed):
+            print(f"regrow: {seen.describe(name)}", file=out)
+    failing = [seen.result for seen in reach if not seen.result.passed and not seen.blind]
+    if not failing:
+        if any(not seen.result.passed for seen in reach):
+            print(f"regrow: no failing test calls {name} in this process: no candidate can be proven "
+                  "against them", file=out)
+            return 1
         print("regrow: every test passes; nothing to repair", file=out)
         return 0
+    first = failing[0]
+    crash = first.location
+    inside = crash is not None and Path(crash[0]).resolve() == Path(target.filename).resolve()
+    lineno = crash[1] if inside and crash is not None else None
+    failure = check_failure("test", target.func, first.reason, lineno=lineno)
     print(f"regrow: failing: {failure.reason}", file=out)
+    seeing = [seen.nodeid for seen in reach if not seen.blind]
+    checks: list[Check] = [tests] if len(seeing) == len(reach) else [SomeTests(suite, seeing)]
+    if len(seeing) != len(reach):
+        print(f"regrow: proving fixes against the {len(seeing)} of {len(reach)} tests that call {name}", file=out)
     budget = Budget(max_candidates=args.max_candidates, timeout=args.timeout, candidate_timeout=args.candidate_timeout)
     printer = _Printer(out, args.quiet)
-    session = Session(target, failure, [tests], [Engine()], sandbox=InProcessSandbox(), budget=budget,
+    session = Session(target, failure, checks, [Engine()], sandbox=InProcessSandbox(), budget=budget,
                       on_event=[printer])
     result = session.run(install=False)
     if not result.ok or result.fix is None:
@@ -74,17 +99,41 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
     print(f"regrow: fixed by {result.fix.describe()} after {max(printer.count, result.candidates)} candidates "
           f"in {result.duration:.2f}s\n", file=out)
     print(result.diff, file=out, end="" if result.diff.endswith("\n") else "\n")
+    spawning = [seen.nodeid for seen in reach if seen.blind and seen.started]
+    if spawning and not args.no_copy:
+        proof = prove_in_copy(suite.config.rootpath, target, result.fix.source, spawning, args.pytest_args,
+                              timeout=args.timeout)
+        if not proof.passed:
+            print(f"regrow: not fixed: with the fix written into a scratch copy of {suite.config.rootpath}, "
+                  f"{len(proof.failed)} of the {len(spawning)} tests that run the code in a subprocess fail there "
+                  f"({', '.join(proof.failed)}){': ' + proof.detail if proof.detail else ''}", file=out)
+            return 1
+        print(f"regrow: the {len(spawning)} tests that run the code in a subprocess pass in a scratch copy with "
+              "the fix written in", file=out)
     if args.apply:
         backup = write_back(target, result.fix.source)
         print(f"regrow: wrote {target.filename} (backup: {backup})", file=out)
     return 0
 
 
+def _target(ref: str) -> Target:
+    """The target, as a :class:`TargetError` of one line when its module or source is bad input."""
+    try:
+        return Target.from_ref(ref)
+    except RegrowError:
+        raise
+    except (SyntaxError, OSError, ValueError, UnicodeError) as exc:
+        raise TargetError(f"cannot read {split(ref)[0]}: {describe(exc)}") from exc
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="regrow", description="Repair failing Python functions.")
     commands = parser.add_subparsers(dest="command", required=True)
-    heal = commands.add_parser("heal", help="repair a function until its pytest tests pass")
-    heal.add_argument("target", help="path/to/module.py::function or ::Class.method")
+    heal = commands.add_parser(
+        "heal", help="repair a function until its pytest tests pass",
+        usage="regrow heal TARGET --test NODE [--test NODE ...] [options] [-- PYTEST_OPTIONS ...]",
+        epilog="Options after -- go to pytest when it collects and runs the tests, e.g. -- --import-mode=importlib.")
+    heal.add_argument("target", help="path/to/module.py::function (or ::Class.method), or package.module::function")
     heal.add_argument("--test", action="append", required=True, metavar="NODE",
                       help="a pytest node id or test file the fix must pass (repeatable)")
     heal.add_argument("--apply", action="store_true", help="write the fix back to the file (with a backup)")
@@ -92,8 +141,11 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--max-candidates", type=int, default=2000, help="candidates to try at most (2000)")
     heal.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole repair (300)")
     heal.add_argument("--candidate-timeout", type=float, default=10.0, help="seconds per candidate's tests (10)")
+    heal.add_argument("--no-copy", action="store_true",
+                      help="do not prove the tests that run the code in a subprocess against a scratch copy of the "
+                           "tree with the fix written in")
     heal.add_argument("-q", "--quiet", action="store_true", help="print only passing verdicts and the result")
-    heal.set_defaults(run=_heal)
+    heal.set_defaults(run=_heal, pytest_args=[])
     bench = commands.add_parser("bench", help="run a benchmark manifest of buggy functions")
     try:
         from ._bench import configure  # type: ignore[import-not-found,unused-ignore]
@@ -111,7 +163,14 @@ def _no_bench(args: argparse.Namespace, out: TextIO) -> int:
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``regrow`` console script; returns the exit status."""
     stream = out or sys.stdout
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # ``regrow heal ... -- OPTIONS``: pytest options for collecting and running the tests.
+    pytest_args = words[words.index("--") + 1:] if "--" in words else []
+    args = _parser().parse_args(words[: words.index("--")] if "--" in words else words)
+    if args.command == "heal":
+        args.pytest_args = pytest_args
+    elif pytest_args:
+        _parser().error("only regrow heal takes pytest options after --")
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     sys.path.insert(0, os.getcwd())
     try:

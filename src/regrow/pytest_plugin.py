@@ -110,6 +110,7 @@ class Healer:
             command += ["--test", node]
         if config.getoption("heal_apply"):
             command.append("--apply")
+        command += ["--", *forwarded_options(config)]
         try:
             done = subprocess.run(command, cwd=config.rootpath, capture_output=True, text=True,
                                   timeout=timeout + 60, check=False)
@@ -132,6 +133,26 @@ class Healer:
             terminalreporter.write_line(line, green=report.code == 0, red=report.code != 0)
             text = report.text
             terminalreporter.write(text if text.endswith("\n") else text + "\n")
+
+
+def forwarded_options(config: pytest.Config) -> list[str]:
+    """The options of this run that change what the repair's own collection imports, and how.
+
+    The repair collects the tests again in its own process; it must see the modules as this run did:
+    the same import mode, ini file, ini overrides, plugins and conftest policy (``pythonpath`` and
+    the rest of the ini file follow from the ini file).
+    """
+    option = config.option
+    forwarded = [f"--import-mode={config.getoption('importmode')}"]
+    if getattr(option, "inifilename", None):
+        forwarded += ["-c", str(config.inipath or option.inifilename)]
+    for override in getattr(option, "override_ini", None) or []:
+        forwarded += ["-o", str(override)]
+    for plugin in getattr(option, "plugins", None) or []:
+        forwarded += ["-p", str(plugin)]
+    if getattr(option, "noconftest", False):
+        forwarded.append("--noconftest")
+    return forwarded
 
 
 def _target_of(item: pytest.Item) -> str | None:

@@ -1,0 +1,5 @@
+"""Counting things."""
+
+from .stats import mean
+
+__all__ = ["mean"]

@@ -1,0 +1,3 @@
+from wordcount import main
+
+raise SystemExit(main())
