@@ -204,6 +204,7 @@ def confine(plan: Plan) -> None:
     scratch, limits = plan.scratch, plan.limits
     _kernel.die_with_parent()
     _kernel.enter_netns(plan.netns_fd)
+    _kernel.privatize(plan.shared)  # before the address-space limit: it holds a copy of each mapping for a moment
     set_rlimits(plan.rlimits if plan.rlimits is not None else rlimits(limits, plan.baseline, plan.per_call))
     scrub_environ(plan.secrets)
     os.environ["TMPDIR"] = scratch
@@ -212,7 +213,6 @@ def confine(plan: Plan) -> None:
     for signum, handler in plan.signals if plan.signals is not None else signal_resets():
         signal.signal(signum, handler)
     _kernel.landlock(scratch, allow_exec=_allows_processes(limits))
-    _kernel.privatize(plan.shared)
     _kernel.no_new_privs()
     _kernel.drop_capabilities(bounding=_allows_processes(limits))
 
