@@ -96,3 +96,16 @@ def test_a_loaded_module_is_found_by_its_file(tmp_path: Path, monkeypatch: pytes
     finally:
         for name in ("outer.inner.leaf", "outer.inner", "outer"):
             sys.modules.pop(name, None)
+
+
+def test_a_module_the_tests_import_only_while_running_is_healed_under_their_name(tmp_path: Path) -> None:
+    project = copy_project("namespace_pkg", tmp_path)
+    (project / "tests" / "test_shapes.py").write_text(
+        "def test_square():\n"
+        "    from geometry.shapes import perimeter  # imported by the test, not at collection\n\n"
+        "    assert perimeter(3, 3) == 12\n")
+    done = regrow(project, "heal", "geometry/shapes.py::perimeter", "--test", "tests", "--apply", "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "regrow: the tests import it as geometry.shapes; healing geometry.shapes.perimeter" in done.stdout
+    assert "+    return 2 * (width + height)" in done.stdout
+    assert pytest_run(project).returncode == 0

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -15,8 +16,8 @@ from ._engine import Engine
 from ._errors import RegrowError, TargetError
 from ._events import Event
 from ._failure import check_failure
-from ._locate import blame, describe, is_path, split
-from ._probe import SomeTests, probe, prove_in_copy
+from ._locate import attribute, blame, describe, is_path, loaded, split
+from ._probe import Reach, SomeTests, probe, prove_in_copy
 from ._pytest_runner import CollectionError, open_suite, set_options
 from ._sandbox import InProcessSandbox
 from ._session import Budget, Session
@@ -64,6 +65,11 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
     print(f"regrow: healing {target.module}.{target.qualname} against {len(collected)} tests", file=out)
     suite = open_suite(tests.node_ids, tests.rootdir)
     reach = probe(suite, target.original_code, collected)
+    moved = _imported_meanwhile(target, where, reach)
+    if moved is not None:  # the tests imported the file themselves, under another name, while they ran
+        target = moved
+        print(f"regrow: the tests import it as {target.module}; healing {target.module}.{target.qualname}", file=out)
+        reach = probe(suite, target.original_code, collected)
     name = f"{target.module}.{target.qualname}"
     for seen in reach:
         if seen.blind and (seen.started or not seen.result.passed):
@@ -116,10 +122,21 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _target(ref: str) -> Target:
+def _imported_meanwhile(target: Target, where: str, reach: list[Reach]) -> Target | None:
+    """The target in the module of its file that the tests imported while they ran, if not the one loaded."""
+    if not is_path(where) or not any(seen.blind for seen in reach):
+        return None
+    others = [module for module in loaded(target.filename) if module.__name__ != target.module]
+    if not others:
+        return None
+    others.sort(key=lambda module: (-module.__name__.count("."), module.__name__))
+    return _target(f"{where}::{target.qualname}", others[0])
+
+
+def _target(ref: str, module: types.ModuleType | None = None) -> Target:
     """The target, as a :class:`TargetError` of one line when its module or source is bad input."""
     try:
-        return Target.from_ref(ref)
+        return Target.of(attribute(module, split(ref)[1])) if module is not None else Target.from_ref(ref)
     except RegrowError:
         raise
     except (SyntaxError, OSError, ValueError, UnicodeError) as exc:
