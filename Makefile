@@ -43,3 +43,15 @@ clean:
 
 # `make e2e-llm`: an optional end-to-end heal through a real local model (not part of CI).
 include mk/e2e-llm.mk
+
+# `make bench-realcode`: the real-code suite (docs/realcode.md). Pinned sdists are fetched once into
+# .cache/sdists/ (the only step that needs the network) and checked against their sha256; the bugs
+# of benchmarks/suites/realcode/*.toml are injected into task trees under .cache/realcode/.
+# REALCODE_MANIFEST=manifest-isolated.toml loads the references under an import root of their own.
+REALCODE_MANIFEST ?= manifest.toml
+.PHONY: bench-realcode
+bench-realcode: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/fetch_sdists.py build
+	$(BIN)/regrow bench .cache/realcode/$(REALCODE_MANIFEST) --jobs 2 --out bench-results/realcode
+	$(BIN)/python benchmarks/fetch_sdists.py report bench-results/realcode/results.json \
+		--manifest .cache/realcode/$(REALCODE_MANIFEST)
