@@ -165,6 +165,20 @@ def test_without_capabilities_root_cannot_read_the_hosts_proc_entries(guarded: F
     assert outcome.status == "error" and outcome.error is not None and "Permission denied" in outcome.error.message
 
 
+def test_secrets_cannot_be_read_relative_to_a_directory_fd(box: ForkSandbox, tmp_path: pathlib.Path) -> None:
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
+    home = str(tmp_path)
+
+    def read(directory: str, name: str) -> str:
+        fd = os.open(name, os.O_RDONLY, dir_fd=os.open(directory, os.O_RDONLY | os.O_DIRECTORY))
+        return os.read(fd, 100).decode(errors="replace")
+
+    refused(box.call(read, "/proc/self", "environ"), "secret-bearing", "relative to a directory")
+    refused(box.call(read, home, ".ssh/id_rsa"), "secret-bearing")
+    assert box.call(read, home, ".ssh/../.ssh/../.ssh/id_rsa").status == "refused"
+
+
 # -- network ---------------------------------------------------------------------------------
 
 

@@ -108,13 +108,14 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
     ``place``, if given, is where the hook reads the scratch directory and the report fd from (items
     0 and 1): a hook made in the parent once is then pointed at a child's own in the child.
     """
-    _type, _str, _bytes, _int, _tuple, _len = type, str, bytes, int, tuple, len
+    _type, _str, _bytes, _int, _tuple, _len, _any = type, str, bytes, int, tuple, len, any
     _startswith, _endswith, _split, _join = str.startswith, str.endswith, str.split, str.join
     _decode, _encoding = bytes.decode, sys.getfilesystemencoding()
     _fspath, _getcwd, _readlink, _write, _getpid = os.fspath, os.getcwd, os.readlink, os.write, os.getpid
     _escape, _pack = json.encoder.encode_basestring_ascii, HEADER.pack
     _violation, _linux = SandboxViolation, sys.platform == "linux"
     secret_prefixes, write_flags, dir_fd_at, watched = secret_paths(), _WRITE_FLAGS, dict(_DIR_FD_AT), _WATCHED
+    secret_parts = tuple(f"/{name}/" for name in _HOME_SECRETS)
     process_events, network_events, tamper_events, path_events, metadata_events = (
         _PROCESS_EVENTS, _NETWORK_EVENTS, _TAMPER_EVENTS, _PATH_EVENTS, _METADATA_EVENTS,
     )  # fmt: skip
@@ -144,14 +145,20 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
             pass
         raise _violation(f"regrow sandbox refused {reason}")
 
-    def absolute(path: Any, dir_fd: Any = None) -> str | None:
+    def text(path: Any) -> str | None:
         kind = _type(path)
-        if kind is _int:
+        if kind is _int or path is None:
             return None  # an fd the process already holds
         if kind is not _str and kind is not _bytes:
             path = _fspath(path)
         if _type(path) is _bytes:
             path = _decode(path, _encoding, "surrogateescape")
+        return path  # type: ignore[no-any-return]
+
+    def absolute(path: Any, dir_fd: Any = None) -> str | None:
+        path = text(path)
+        if path is None:
+            return None
         if not _startswith(path, "/"):
             base = _getcwd()
             if _type(dir_fd) is _int and dir_fd >= 0 and _linux:  # -1: the cwd
@@ -187,7 +194,8 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
         writing = (_type(mode) is _str and ("w" in mode or "a" in mode or "x" in mode or "+" in mode)) or (
             _type(flags) is _int and flags & write_flags
         )
-        full = absolute(path)
+        given = text(path)
+        full = absolute(given)
         if writing and not inside(full):
             refuse("open", f"for writing outside the scratch directory: {show(full)}")
         if full is not None and (
@@ -196,6 +204,10 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
             or _startswith(full, secret_prefixes)
         ):
             refuse("open", f"of a secret-bearing file: {show(full)}")
+        if given is not None and not _startswith(given, "/"):  # "open" does not say which dir_fd it is relative to
+            padded = "/" + given + "/"
+            if _endswith(padded, ("/environ/", "/mem/")) or _any(part in padded for part in secret_parts):
+                refuse("open", f"of a secret-bearing file, relative to a directory it does not name: {show(given)}")
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event not in watched:
