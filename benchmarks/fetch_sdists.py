@@ -387,6 +387,7 @@ def outcome(result: dict[str, Any]) -> str:
 def reason_key(result: dict[str, Any]) -> str:
     """A task's reason with paths, names and numbers folded, so that alike reasons count together."""
     reason = str(result.get("reason", ""))
+    reason = re.sub(r"\S+::\S+", "<target>", reason)
     reason = re.sub(r"(/[\w.\-]+)+", "<path>", reason)
     reason = re.sub(r"'[^']*'", "'…'", reason)
     reason = re.sub(r"\d+", "N", reason)
