@@ -260,3 +260,53 @@ def test_a_module_attribute_that_wraps_the_function_is_healed_through_it(make_mo
 
     result = regrow.repair(mod.tail.func, ([1, 2],), tests=[test_tail])
     assert result.ok and mod.tail([4, 5]) == 5  # the curry object runs the fixed def
+
+
+def test_a_private_method_and_a_private_default_are_healed(make_module):
+    mod = make_module('''
+        class Cache:
+            __marker = object()
+
+            def __init__(self):
+                self.data = {"a": 1}
+
+            def pop(self, key, default=__marker):
+                if key in self.data:
+                    return self.data.pop(key)
+                if default is self.__marker:
+                    raise KeyError(key)
+                return default + None  # bug: the default is returned as it is
+
+            def __touch(self, key):
+                return self.data[key] + None  # bug
+
+            def touch(self, key):
+                return self.__touch(key)
+    ''')
+    assert regrow.Target.of(mod.Cache.pop).compile("def pop(self, key, default=__marker):\n    return default\n")
+    result = regrow.repair(mod.Cache.pop, (mod.Cache(), "b", 7), verify=lambda value: value == 7)
+    assert result.ok and mod.Cache().pop("b", 7) == 7
+    with pytest.raises(KeyError):
+        mod.Cache().pop("b")  # the private default object is the original one
+    touched = regrow.repair(mod.Cache.__dict__["_Cache__touch"], (mod.Cache(), "a"), verify=lambda v: v == 1)
+    assert touched.ok and mod.Cache().touch("a") == 1
+
+
+def test_cached_callers_do_not_answer_for_a_candidate(make_module):
+    mod = make_module('''
+        import functools
+
+        def width(ch):
+            return 2 if ord(ch) > 0x1000 else 1 + None  # bug
+
+        @functools.lru_cache(maxsize=None)
+        def total(text):
+            return sum(width(ch) for ch in text)
+    ''')
+
+    def test_total(fn):
+        assert mod.total("ab") == 2 and mod.total("a") == 1
+
+    mod.total.cache_clear()
+    result = regrow.repair(mod.width, ("a",), tests=[test_total])
+    assert result.ok and mod.total("abc") == 3

@@ -64,9 +64,7 @@ def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, 
     # The live function runs the candidate while it is judged; callers reach it the way they do (through
     # the decorator heal stands above, if any). Where the code could not be swapped, the candidate itself.
     swapped = target.install(fn, lasting=False) == "code"
-    clear = getattr(target.entry, "cache_clear", None)
-    if callable(clear):  # an lru_cache between heal and the def: results of the old code must not answer
-        clear()
+    clear_caches(target)
     subject: Callable[..., Any] = (target.entry or live) if swapped else fn
     passed: list[str] = []
     transcript: list[list[Any]] = []
@@ -90,6 +88,20 @@ def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, 
     done = verdict(True, "all", "", passed)
     done["transcript"] = transcript if len(repr(transcript)) <= MAX_TRANSCRIPT else None
     return done
+
+
+def clear_caches(target: Target) -> None:
+    """Empty the ``functools`` caches of the target's module (and the one heal stands above, if any):
+    results the old code computed — of the target, or of cached functions that call it — must not answer
+    for a candidate."""
+    holders = [target.entry, *target.func.__globals__.values()]
+    if target.owner is not None:
+        holders += list(vars(target.owner).values())
+    for holder in holders:
+        clear = getattr(holder, "cache_clear", None) if hasattr(holder, "cache_info") else None
+        if callable(clear):
+            with contextlib.suppress(Exception):
+                clear()
 
 
 def reason_of(exc: BaseException) -> str:

@@ -54,10 +54,19 @@ def attribute(module: types.ModuleType, qualname: str) -> Any:
     obj: Any = module
     for part in qualname.split("."):
         try:
-            obj = inspect.getattr_static(obj, part) if isinstance(obj, type) else getattr(obj, part)
+            obj = inspect.getattr_static(obj, _stored(obj, part)) if isinstance(obj, type) else getattr(obj, part)
         except AttributeError:
             raise TargetError(f"{module.__name__} has no {qualname!r} (no attribute {part!r})") from None
     return obj
+
+
+def _stored(owner: type, name: str) -> str:
+    """The name a class body stores ``name`` under: a private ``__name`` is mangled (``_Owner__name``)."""
+    if name.startswith("__") and not name.endswith("__") and owner.__name__.lstrip("_"):
+        mangled = f"_{owner.__name__.lstrip('_')}{name}"
+        if mangled in vars(owner):
+            return mangled
+    return name
 
 
 def module_of(where: str) -> types.ModuleType:

@@ -15,6 +15,7 @@ from typing import Any
 from ._candidate import Candidate, unified_diff
 from ._checks import Check, Verdict
 from ._engine import Engine
+from ._evaluate import clear_caches
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
@@ -183,6 +184,7 @@ class Session:
     def install(self, fix: Candidate) -> InstallMode:
         fn = self.target.compile(fix.source)
         mode = self.target.install(fn)
+        clear_caches(self.target)  # cached results of the old code must not outlive it
         if mode == "rebind":
             self.rebind(fn)
         self._emit("installed", candidate=fix, message=mode)

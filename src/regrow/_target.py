@@ -124,9 +124,11 @@ class Target:
         """
         node = find_function(source, self.name)
         node.decorator_list = []
+        same_defaults = _defaults_dump(node) == _defaults_dump(self.node)
+        if same_defaults:  # the original default objects are used: their expressions need not run again
+            _placeholder_defaults(node)  # (one may name a private class attribute, `__marker`, say)
         made = self._evaluate(node, source)
         closure = self._closure_for(made.__code__)
-        same_defaults = _defaults_dump(node) == _defaults_dump(self.node)
         fn = types.FunctionType(
             made.__code__,
             self.func.__globals__,
@@ -163,7 +165,7 @@ class Target:
             holder = owner.body
             result: ast.expr = ast.Subscript(
                 ast.Attribute(ast.Name(self.owner.__name__, ast.Load()), "__dict__", ast.Load()),
-                ast.Constant(self.name),
+                ast.Constant(_mangled(self.name, self.owner.__name__)),
                 ast.Load(),
             )
             if self.owner.__name__ not in free:  # the class's own name stays a global lookup, as in the original
@@ -281,6 +283,19 @@ def _register_source(filename: str, source: str) -> None:
 def _pin_source(filename: str) -> None:
     with _sources_lock:
         _pinned_sources.add(filename)
+
+
+def _mangled(name: str, owner: str) -> str:
+    """``name`` as a class body stores it: ``__touch`` in ``LFUCache`` is ``_LFUCache__touch``."""
+    if name.startswith("__") and not name.endswith("__") and owner.lstrip("_"):
+        return f"_{owner.lstrip('_')}{name}"
+    return name
+
+
+def _placeholder_defaults(node: FunctionNode) -> None:
+    args = node.args
+    args.defaults = [ast.copy_location(ast.Constant(None), d) for d in args.defaults]
+    args.kw_defaults = [None if d is None else ast.copy_location(ast.Constant(None), d) for d in args.kw_defaults]
 
 
 def find_function(source: str, name: str) -> FunctionNode:

@@ -13,12 +13,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
-import inspect
 import json
 import os
 import re
 import sys
-import textwrap
 import time
 import traceback
 import types
@@ -36,7 +34,9 @@ from .._locate import attribute, blame, describe, import_apart, is_path, resolve
 from .._proposer import Proposer
 from .._pytest_runner import CollectionError
 from .._session import Budget, Session
+from .._source import definition
 from .._target import Target
+from .._unwrap import unwrap
 from ._judge import DEFAULT_MIN_CALLS, jobs, judge
 from ._manifest import Task
 
@@ -186,10 +186,12 @@ def _reference_source(target: Target, reference: str) -> tuple[str, types.Functi
     :func:`regrow._locate.import_apart`): it may live in a pristine copy of the target's own package.
     """
     where, qualname = split(reference)
-    func = attribute(import_apart(where), qualname) if is_path(where) else resolve(reference)
-    if not isinstance(func, types.FunctionType):
-        raise Stop("bad-target", f"the reference {reference} is not a plain function")
-    tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    found = attribute(import_apart(where), qualname) if is_path(where) else resolve(reference)
+    try:  # through classmethod, staticmethod, property, lru_cache and decorator objects to the def
+        func = unwrap(found, qualname)
+    except TargetError as exc:
+        raise Stop("bad-target", f"the reference {reference}: {exc}") from exc
+    tree = ast.parse(definition(func)[0])
     node = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     node.name, node.decorator_list = target.name, []
     # Names the reference reads from its own module (imports, helpers) must exist beside the target.
