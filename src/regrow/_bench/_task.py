@@ -109,6 +109,10 @@ def _worker(target: Target, tests: PytestTests, reference: tuple[str, types.Func
         finally:
             target.restore()
 
+    if ref is not None and target.owner is not None:
+        # A method's reference runs as a method of the task's own class: its super() and the classes it
+        # makes are the ones the fix sees (the pristine copy's class is another class of the same name).
+        ref = target.compile(ref_source)
     return Worker({"trace": trace_job(target, fine, _TEST_TIMEOUT), "reference": on_reference,
                    **(jobs(target, ref) if ref is not None else {})}, trusted={"trace"})
 
