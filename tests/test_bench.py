@@ -91,7 +91,8 @@ def test_a_wrong_fix_that_passes_weak_tests_is_reported_wrong(run: tuple[dict[st
     assert wrong["status"] == "wrong" and wrong["correct"] is False and wrong["patch"]
     counterexample = wrong["counterexample"]  # whichever wrong edit the engine ranks first, a call shows it
     assert "reference returned (" in counterexample and "fix returned (" in counterexample
-    assert counterexample.split("reference returned ")[1].split(",")[0] != counterexample.split("fix returned ")[1].split(",")[0]
+    expected = counterexample.split("reference returned ")[1].split(",")[0]
+    assert expected != counterexample.split("fix returned ")[1].split(",")[0]
     assert "wrong: weak_prime: f(" in printed
 
 
