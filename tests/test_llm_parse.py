@@ -22,10 +22,18 @@ def parse_price(text: str, currency: str = "$") -> float:
 '''
 ASYNC_ORIGINAL = "async def fetch(url):\n    return url.upper()\n"
 METHOD_ORIGINAL = "def total(self, items):\n    return sum(items) + 1\n"
+DEF, RETURN = ORIGINAL.splitlines()
+DUPLICATED = (DEF + "\n    if not text:\n        return 0.0\n    if text.startswith(currency):\n        return 0.0\n"
+              + RETURN + "\n")
 
 
 def fenced(code: str, tag: str = "python", fence: str = "```") -> str:
     return f"{fence}{tag}\n{code}{fence}\n"
+
+
+def sr(search: str, replace: str) -> str:
+    """One SEARCH/REPLACE block."""
+    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
 
 
 @dataclasses.dataclass
@@ -108,7 +116,6 @@ def parse_price(text: str, currency: str = "$") -> float:
     Case("unclosed-think-only", "<think>The bug is that the currency symbol", False, "empty"),
     Case("prose-only", "The function fails because of the rupee sign. Strip it first.", False, "no Python code"),
     Case("only-bash-block", fenced("pip install prices", "bash"), False, "```bash"),
-    Case("only-diff-block", fenced("-    return float(text)\n+    return 1.0\n", "diff"), False, "```diff"),
     Case("wrong-name", fenced(FIX.replace("parse_price", "parse_cost")), False, "`parse_cost` but not `parse_price`"),
     Case("no-function", fenced("price = float(text)\n"), False, "no function definition"),
     Case("lambda-instead", fenced('parse_price = lambda text, currency="$": 1.0\n'), False, "no function"),
@@ -141,13 +148,63 @@ def parse_price(text: str, currency: str = "$") -> float:
     Case("unchanged", fenced(ORIGINAL), False, "unchanged from the original"),
     Case("unchanged-but-decorated", fenced("@regrow.heal\n" + ORIGINAL), False, "unchanged"),
     Case("too-long", fenced(FIX) + "#" * 250_000, False, "too long"),
+    # -- local edits: SEARCH/REPLACE blocks and unified diffs, applied to the original ---------------------
+    Case("search-replace", sr(RETURN, '    return float(text.replace(currency, "").replace(",", ""))'), True,
+         'replace(",", "")', note="applied 1 SEARCH/REPLACE edit"),
+    Case("search-replace-in-fence", fenced(sr(RETURN, "    return float(text.strip(currency))")), True,
+         "text.strip(currency)"),
+    Case("search-replace-dedented", sr(RETURN.strip(), 'return float(text.replace(currency, "").strip())'), True,
+         '    return float(text.replace(currency, "").strip())\n', note="different whitespace"),
+    Case("search-replace-spaces-inside", sr('    return  float(text.replace(currency,  ""))', "    return 2.0"),
+         True, "    return 2.0\n", note="different whitespace"),
+    Case("search-replace-trailing-spaces", sr(RETURN + "   ", "    return 2.0"), True, "    return 2.0\n"),
+    Case("search-replace-blank-lines-around", sr("\n\n" + RETURN + "\n\n", "    return 2.0"), True, "return 2.0"),
+    Case("search-replace-two-blocks", sr(DEF, DEF + "\n    text = text.strip()") + "\nand then\n\n"
+         + sr(RETURN, "    return float(text[1:])"), True, "text = text.strip()\n    return float(text[1:])",
+         note="applied 2 SEARCH/REPLACE edits"),
+    Case("search-replace-prose-and-fences-inside", "The currency must go:\n\n<<<<<<< SEARCH\n```python\n" + RETURN
+         + "\n```\n=======\n```python\n    return float(text.lstrip(currency))\n```\n>>>>>>> REPLACE\nThat is all.",
+         True, "lstrip(currency)"),
+    Case("search-replace-aider-words", "<<<<<<< ORIGINAL\n" + RETURN + "\n=======\n    return 3.0\n>>>>>>> UPDATED\n",
+         True, "return 3.0"),
+    Case("search-replace-not-found", sr("    return float(text)", "    return 1.0"), False,
+         "SEARCH/REPLACE block 1 does not apply: the SEARCH part has the line `return float(text)`"),
+    Case("search-replace-out-of-order", sr(RETURN + "\n" + DEF, "x = 1"), False, "not together in this order"),
+    Case("search-replace-unclosed", "<<<<<<< SEARCH\n" + RETURN + "\n=======\n    return 1.0\n", False,
+         "block 1 is not closed with `>>>>>>> REPLACE`"),
+    Case("search-replace-no-divider", "<<<<<<< SEARCH\n" + RETURN + "\n>>>>>>> REPLACE\n", False,
+         "no `=======` line"),
+    Case("search-replace-second-open", "<<<<<<< SEARCH\n" + RETURN + "\n=======\n    return 1.0\n"
+         "<<<<<<< SEARCH\n", False, "block 1 is not closed"),
+    Case("search-replace-cut-by-token-limit", "<<<<<<< SEARCH\n" + RETURN + "\n", False,
+         "ends before its `=======` line (the reply was cut off by the token limit)", truncated=True),
+    Case("search-replace-close-before-open", ">>>>>>> REPLACE\n" + sr(RETURN, "    return 1.0"), False,
+         "comes before any `<<<<<<< SEARCH`"),
+    Case("search-replace-empty-search", sr("", "    x = 1"), False, "empty SEARCH part"),
+    Case("search-replace-no-op", sr(RETURN, RETURN), False, "unchanged from the original"),
+    Case("search-replace-breaks-syntax", sr(RETURN, "    return float(("), False, "does not parse"),
+    Case("search-replace-changes-signature", sr(DEF, "def parse_price(text: str) -> float:"), False,
+         "signature changed"),
+    Case("diff", fenced("@@ -1,2 +1,2 @@\n " + DEF + "\n-" + RETURN + "\n+    return float(text.strip(currency))\n",
+                        "diff"), True, "text.strip(currency)", note="applied 1 diff edit"),
+    Case("diff-with-headers-and-wrong-numbers", "--- a/prices.py\n+++ b/prices.py\n@@ -40,7 +40,7 @@\n-" + RETURN
+         + '\n+    return float(text.replace(currency, "").strip())\n', True, ".strip())"),
+    Case("diff-context-lost-its-space", fenced("@@ -1,2 +1,3 @@\n" + DEF + "\n+    text = text.strip()\n "
+                                               + RETURN + "\n", "patch"), True,
+         "    text = text.strip()\n    return float(text.replace"),
+    Case("diff-unfenced-hunk", "Change it like this:\n@@ @@\n-" + RETURN
+         + "\n+    return float(text[len(currency):])\n", True, "text[len(currency):]"),
+    Case("diff-with-wrong-context", fenced("-    return float(text)\n+    return 1.0\n", "diff"), False,
+         "diff hunk 1 does not apply: the lines to remove has the line `return float(text)`"),
+    Case("diff-no-changes", fenced(" " + DEF + "\n", "diff"), False, "the diff changes no line"),
 ]
 
 
 def rules_for(case: Case) -> Rules:
     original = ast.parse(case.original).body[0]
     assert isinstance(original, (ast.FunctionDef, ast.AsyncFunctionDef))
-    return Rules(original.name, original, case.owner, case.allow_signature_change, case.allow_helpers)
+    return Rules(original.name, original, case.owner, case.allow_signature_change, case.allow_helpers,
+                 source=case.original)
 
 
 def test_the_corpus_is_large_enough() -> None:
@@ -201,3 +258,38 @@ def test_refusals_carry_the_code_they_refused() -> None:
     parsed = parse_reply(fenced(FIX.replace("parse_price", "parse_cost")), rules_for(Case("x", "", True)))
     assert parsed.source is None
     assert "def parse_cost" in parsed.code
+
+
+def test_an_edit_that_matches_two_places_takes_the_one_nearest_the_fault_or_is_refused() -> None:
+    original = ast.parse(DUPLICATED).body[0]
+    assert isinstance(original, ast.FunctionDef)
+    reply = sr("        return 0.0", "        return None")
+    refused = parse_reply(reply, Rules("parse_price", original, source=DUPLICATED))
+    assert refused.source is None and "matches 2 places" in refused.reason and refused.edited == "SEARCH/REPLACE"
+    near_fault = parse_reply(reply, Rules("parse_price", original, source=DUPLICATED, hint=5))
+    assert near_fault.source is not None
+    assert near_fault.source.splitlines()[2:6] == ["        return 0.0", "    if text.startswith(currency):",
+                                                   "        return None", RETURN]
+
+
+def test_an_edited_reply_is_the_original_text_with_the_edit_and_nothing_else() -> None:
+    original = ORIGINAL.replace("    return", "    # the price, without the currency\n    return")
+    node = ast.parse(original).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    parsed = parse_reply(sr(RETURN, "    return float(text[1:])"), Rules("parse_price", node, source=original))
+    assert parsed.source == original.replace('float(text.replace(currency, ""))', "float(text[1:])")  # comment kept
+    assert parsed.edited == "SEARCH/REPLACE"
+
+
+def test_an_edit_needs_the_function_it_edits() -> None:
+    parsed = parse_reply(sr(RETURN, "    return 1.0"), Rules("parse_price"))
+    assert parsed.source is None and "showed no function to edit" in parsed.reason
+
+
+def test_an_echo_is_told_apart_from_other_refusals() -> None:
+    rules = rules_for(Case("x", "", True))
+    assert parse_reply(fenced(ORIGINAL.replace("    return", "    # unchanged\n    return")), rules).echo
+    docstring_only = ORIGINAL.replace("    return", '    """The price."""\n    return')
+    assert parse_reply(fenced(docstring_only), rules).echo
+    assert not parse_reply(fenced(FIX.replace("parse_price", "parse_cost")), rules).echo
+    assert not parse_reply(fenced(FIX), rules).echo

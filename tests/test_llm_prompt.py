@@ -87,9 +87,10 @@ def test_thousands_of_engine_attempts_are_summarised_in_a_few_lines() -> None:
     history = [engine_attempt(i, passed=("replay",) if i == 7 else ()) for i in range(3000)]
     request = failing_request(parse_price, "₹1,299", history=history)
     prompt = build_prompt(request, priors_from(history, []), PromptOptions())
-    assert "3000 single-edit mutations" in prompt.user
-    assert "op0 x1000" in prompt.user
-    assert "passed replay; then replay: raised ValueError 7" in prompt.user  # the closest one
+    assert "It judged 3000 candidates" in prompt.user
+    assert "op0 x1000" in prompt.user and "Failed on: replay x3000" in prompt.user
+    closest = prompt.user.split("The ones that came closest", 1)[1]
+    assert closest.splitlines()[1].endswith("(op1): replay: raised ValueError 7")  # it passed a check first
     assert "return 2999" not in prompt.user
     assert prompt.tokens < 1200
 

@@ -35,6 +35,9 @@ class Request:
     max_candidates: int = 2000
     max_attempts: int = 3  # calls a model proposer may make in this session
     events: tuple[EventHandler, ...] = ()  # where a proposer sends its own events (see ``emit``)
+    # The candidates earlier proposers judged themselves (the engine screens thousands in its
+    # worker) with their verdicts, the session's live list: a model proposer summarises them.
+    screened: Sequence[Attempt] = ()
 
 
 @runtime_checkable

@@ -38,6 +38,10 @@ class TestResult:
     reason: str = ""
     location: tuple[str, int] | None = None
     skipped: bool = False
+    # Asked for with ``Suite.run(detail=True)``: the failure's whole text (pytest's assertion
+    # explanation, redacted) and, for a direct call, the exception itself (for its traceback).
+    detail: str = ""
+    error: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
 
 
 class CollectionError(CheckError):
@@ -131,15 +135,18 @@ class Suite:
     def ids(self) -> list[str]:
         return list(self.items)
 
-    def run(self, nodeid: str) -> TestResult:
-        """Run one collected test against whatever code the live functions have now."""
+    def run(self, nodeid: str, *, detail: bool = False) -> TestResult:
+        """Run one collected test against whatever code the live functions have now.
+
+        ``detail`` keeps the whole failure in the result (costly: for evidence, not for verdicts).
+        """
         direct = self._direct[nodeid]
         with _quiet():
             if direct is not None:
-                return _run_direct(nodeid, direct)
-            return self._run_protocol(nodeid)
+                return _run_direct(nodeid, direct, detail)
+            return self._run_protocol(nodeid, detail)
 
-    def _run_protocol(self, nodeid: str) -> TestResult:
+    def _run_protocol(self, nodeid: str, detail: bool = False) -> TestResult:
         from _pytest.runner import SetupState, runtestprotocol
 
         item = self.items[nodeid]
@@ -159,7 +166,9 @@ class Suite:
             if report.failed:
                 message = crash.message if crash is not None else str(report.longrepr)
                 location = (str(crash.path), int(crash.lineno)) if crash is not None else None
-                return TestResult(nodeid, False, _reason(nodeid + _subtest_label(report), message), location)
+                text = redact_text(str(report.longrepr)) if detail else ""
+                return TestResult(nodeid, False, _reason(nodeid + _subtest_label(report), message), location,
+                                  detail=text)
         skipped = any(report.skipped for report in reports)
         return TestResult(nodeid, True, skipped=skipped)
 
@@ -226,7 +235,7 @@ def _direct_call(item: Any) -> Callable[[], object] | None:
     return call
 
 
-def _run_direct(nodeid: str, call: Callable[[], object]) -> TestResult:
+def _run_direct(nodeid: str, call: Callable[[], object], detail: bool = False) -> TestResult:
     from _pytest.outcomes import Skipped
 
     try:
@@ -236,6 +245,9 @@ def _run_direct(nodeid: str, call: Callable[[], object]) -> TestResult:
     except Skipped:
         return TestResult(nodeid, True, skipped=True)
     except BaseException as exc:  # the candidate may raise anything, SystemExit included
+        if detail:
+            return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc),
+                              detail=redact_text(_describe(exc)), error=exc)
         return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc))
     return TestResult(nodeid, True)
 

@@ -101,6 +101,7 @@ class Session:
         self.handlers = tuple(on_event)
         self.history: list[Attempt] = []
         self.screened = 0
+        self.screened_attempts: list[Attempt] = []  # what proposers judged themselves, for later ones
         self.rebind = rebind or target.rebind  # where __code__ cannot be swapped in place
         self.store = store
 
@@ -136,7 +137,8 @@ class Session:
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
-                              self.budget.max_candidates, self.budget.max_attempts, (*self.handlers, self._screen))
+                              self.budget.max_candidates, self.budget.max_attempts, (*self.handlers, self._screen),
+                              self.screened_attempts)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -165,6 +167,8 @@ class Session:
         """Counts the verdicts a proposer reaches on its own (the engine screens before it offers)."""
         if event.type == "verdict":
             self.screened += 1
+            if event.candidate is not None and event.verdict is not None:
+                self.screened_attempts.append(Attempt(event.candidate, event.verdict))
 
     def _failed(self, reason: str) -> RepairResult:
         return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)

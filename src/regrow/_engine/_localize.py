@@ -13,6 +13,7 @@ A run crosses from the worker to the host as plain data (:meth:`Run.to_plain`,
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import math
@@ -218,13 +219,19 @@ def _last_line(target: Target) -> int:
 
 
 class _Tracer:
-    """Line coverage and call arguments for one function's code objects, nothing else."""
+    """Line coverage and call arguments for one function's code objects, nothing else.
 
-    def __init__(self, code: types.CodeType) -> None:
+    With ``count``, each line's hits are counted too, up to ``count`` (how often a loop ran: the
+    evidence a model proposer shows for a check that did not finish); the engine does not count.
+    """
+
+    def __init__(self, code: types.CodeType, count: int = 0) -> None:
         self.main = code
         self.codes = code_objects(code)
         self.lines: set[int] = set()
         self.calls: list[Call] = []
+        self.count = count
+        self.hits: collections.Counter[int] = collections.Counter()
 
     def entered(self, frame: types.FrameType) -> None:
         """Record the arguments of an outermost call (recursive calls add nothing new)."""
@@ -248,13 +255,18 @@ class _Tracer:
                 yield
 
 
+Tracer = _Tracer  # for evidence beyond the engine's own (see regrow._llm._evidence)
+
+
 @contextlib.contextmanager
 def _settrace(tracer: _Tracer) -> Iterator[None]:
-    lines, codes = tracer.lines, tracer.codes
+    lines, codes, hits, counting = tracer.lines, tracer.codes, tracer.hits, tracer.count > 0
 
     def local(frame: types.FrameType, event: str, arg: object) -> Any:
         if event == "line":
             lines.add(frame.f_lineno)
+            if counting:
+                hits[frame.f_lineno] += 1
         return local
 
     def global_(frame: types.FrameType, event: str, arg: object) -> Any:
@@ -285,6 +297,10 @@ def _monitoring(tracer: _Tracer) -> Iterator[None]:  # pragma: no cover - Python
 
     def on_line(code: types.CodeType, line: int) -> Any:
         tracer.lines.add(line)
+        if tracer.count:
+            tracer.hits[line] += 1
+            if tracer.hits[line] < tracer.count:
+                return None
         return monitoring.DISABLE  # one hit per line is all coverage needs
 
     def on_start(code: types.CodeType, offset: int) -> Any:

@@ -2,7 +2,8 @@
 
 Models answer in many shapes: fenced blocks tagged ``python``/``py``/``Python`` or not tagged,
 code with no fence, code between paragraphs of prose, an echoed decorator, the whole class, a
-``<think>`` preamble, a fence the token limit cut off. Whatever the shape, the result is one bare
+``<think>`` preamble, a fence the token limit cut off — or local edits of the original
+(SEARCH/REPLACE blocks, a unified diff; see :mod:`._edits`). Whatever the shape, the result is one bare
 ``def`` of the target — imports the reply put at the top moved inside it, decorators stripped (a
 regrow decorator in a candidate must never nest a second repair loop) — or a reason, worded for
 the model, since the next prompt shows it.
@@ -17,8 +18,19 @@ import re
 import textwrap
 
 from .._target import FunctionNode
+from ._edits import EditError, apply, edits_in
+from ._rules import (
+    MAX_REPLY_CHARS,
+    Refused,
+    Rules,
+    check_changed,
+    check_compiles,
+    check_signature,
+    syntax_where,
+)
 
-MAX_REPLY_CHARS = 200_000
+__all__ = ["MAX_REPLY_CHARS", "Parsed", "Rules", "parse_reply"]
+
 PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3", "ipython", "pycon"})
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -32,22 +44,6 @@ _REGROW_DECORATOR = re.compile(r"\b(regrow|heal)\b")
 
 
 @dataclasses.dataclass(frozen=True)
-class Rules:
-    """What a candidate for one target must look like."""
-
-    name: str
-    original: FunctionNode | None = None  # the target's own definition, for the signature check
-    owner: str | None = None  # the class the target is a method of (a reply may echo the whole class)
-    allow_signature_change: bool = False
-    allow_helpers: bool = False
-    max_chars: int = MAX_REPLY_CHARS
-
-    @property
-    def is_async(self) -> bool:
-        return isinstance(self.original, ast.AsyncFunctionDef)
-
-
-@dataclasses.dataclass(frozen=True)
 class Parsed:
     """A candidate's source, or ``None`` and the reason the reply was refused."""
 
@@ -55,6 +51,8 @@ class Parsed:
     reason: str = ""
     notes: tuple[str, ...] = ()  # what was changed on the way (decorators stripped, imports moved in)
     code: str = ""  # the code the reply held, as found (shown to the model when refused)
+    echo: bool = False  # refused as the original, unchanged
+    edited: str = ""  # the kind of local edit the reply held ("SEARCH/REPLACE", "diff"), if any
 
     @property
     def ok(self) -> bool:
@@ -69,42 +67,63 @@ class _Block:
     unclosed: bool = False
 
 
-class _Refused(Exception):
-    def __init__(self, reason: str, code: str = "") -> None:
-        super().__init__(reason)
-        self.code = code
-
-
 def parse_reply(text: str, rules: Rules, *, truncated: bool = False) -> Parsed:
     """Parse a model reply. ``truncated`` says the provider stopped it at the token limit."""
     try:
         return _parse(text, rules, truncated)
-    except _Refused as refused:
-        return Parsed(None, str(refused), code=refused.code)
+    except Refused as refused:
+        return Parsed(None, str(refused), code=refused.code, echo=refused.echo, edited=_edit_kind(text))
 
 
 def _parse(text: str, rules: Rules, truncated: bool) -> Parsed:
     if len(text) > rules.max_chars:
-        raise _Refused(f"the reply is too long ({len(text)} characters, at most {rules.max_chars}); "
+        raise Refused(f"the reply is too long ({len(text)} characters, at most {rules.max_chars}); "
                        f"send only the function `{rules.name}`")
     text = _THINK.sub("", text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff"))
     if not text.strip():
         limit = " (the token limit was reached before any code)" if truncated else ""
-        raise _Refused(f"the reply was empty{limit}")
-    blocks = _blocks(text)
+        raise Refused(f"the reply was empty{limit}")
+    notes: list[str] = []
+    edited = _edited(text, rules, truncated, notes)
+    blocks = [_Block(edited)] if edited is not None else _blocks(text)
     if not blocks and truncated:
-        raise _Refused("the reply was cut off by the token limit before it held the function; "
+        raise Refused("the reply was cut off by the token limit before it held the function; "
                        "send the code first, with little or no explanation")
     if not blocks:
-        raise _Refused(f"the reply holds no Python code; send the complete function `{rules.name}` "
+        raise Refused(f"the reply holds no Python code; send the complete function `{rules.name}` "
                        "in one ```python block")
     chosen, tree = _choose(blocks, rules, truncated)
-    notes: list[str] = []
     if chosen.unclosed:
         notes.append("the code fence was not closed")
     node, lines = _target_in(tree, chosen.text, rules)
     source = _assemble(tree, node, lines, rules, notes)
-    return Parsed(source, notes=tuple(notes), code=chosen.text)
+    return Parsed(source, notes=tuple(notes), code=chosen.text, edited=_edit_kind(text) if edited else "")
+
+
+def _edited(text: str, rules: Rules, truncated: bool, notes: list[str]) -> str | None:
+    """The definition that the reply's local edits make of the original; ``None`` if it holds none."""
+    try:
+        found = edits_in(text)
+        if found is None:
+            return None
+        edits, kind = found
+        if not rules.source:
+            raise EditError("this prompt showed no function to edit; send the complete function")
+        source, how = apply(rules.source, edits, rules.hint)
+    except EditError as exc:
+        cut = " (the reply was cut off by the token limit)" if truncated else ""
+        raise Refused(f"{exc}{cut}", text[:1500]) from None
+    notes.append(f"applied {len(edits)} {kind} edit{'s' if len(edits) > 1 else ''} to the original")
+    notes.extend(how)
+    return source
+
+
+def _edit_kind(text: str) -> str:
+    try:
+        found = edits_in(text)
+    except EditError:
+        return "SEARCH/REPLACE"
+    return found[1] if found else ""
 
 
 # -- finding the code ------------------------------------------------------------------------------
@@ -118,7 +137,7 @@ def _blocks(text: str) -> list[_Block]:
         if python:
             return python
         tags = ", ".join(sorted({b.tag for b in fenced}))
-        raise _Refused(f"the reply holds only ```{tags} blocks; send the complete function in one ```python block",
+        raise Refused(f"the reply holds only ```{tags} blocks; send the complete function in one ```python block",
                        fenced[0].text)
     wrapped = _from_json(text)
     if wrapped is not None:
@@ -202,30 +221,22 @@ def _choose(blocks: list[_Block], rules: Rules, truncated: bool) -> tuple[_Block
     mentions = [(b, e) for b, e in errors if re.search(rf"\bdef\s+{re.escape(rules.name)}\b", b.text)]
     if mentions:
         block, error = mentions[0]
-        where = _syntax_where(error)
+        where = syntax_where(error)
         if truncated or block.unclosed:
             cause = "the token limit" if truncated else "the end of the reply"
-            raise _Refused(f"the code was cut off by {cause} before the function was complete ({where}); "
+            raise Refused(f"the code was cut off by {cause} before the function was complete ({where}); "
                            "send the complete function and nothing else", block.text)
-        raise _Refused(f"the code does not parse: {where}", block.text)
+        raise Refused(f"the code does not parse: {where}", block.text)
     if truncated:
-        raise _Refused("the reply was cut off by the token limit before it held the function", blocks[-1].text)
+        raise Refused("the reply was cut off by the token limit before it held the function", blocks[-1].text)
     if others:
         names = ", ".join(f"`{n}`" for n in dict.fromkeys(others))
-        raise _Refused(f"the reply defines {names} but not `{rules.name}`; keep the name `{rules.name}`",
+        raise Refused(f"the reply defines {names} but not `{rules.name}`; keep the name `{rules.name}`",
                        blocks[-1].text)
     if errors:
-        raise _Refused(f"the code does not parse: {_syntax_where(errors[0][1])}", errors[0][0].text)
-    raise _Refused(f"the reply holds no function definition; send the complete function `{rules.name}`",
+        raise Refused(f"the code does not parse: {syntax_where(errors[0][1])}", errors[0][0].text)
+    raise Refused(f"the reply holds no function definition; send the complete function `{rules.name}`",
                    blocks[-1].text)
-
-
-def _syntax_where(exc: SyntaxError | ValueError) -> str:
-    if isinstance(exc, SyntaxError):
-        text = (exc.text or "").strip()
-        shown = f": `{text}`" if text else ""
-        return f"{type(exc).__name__}: {exc.msg} at line {exc.lineno}{shown}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _defines(tree: ast.Module, rules: Rules) -> bool:
@@ -257,7 +268,7 @@ def _target_in(tree: ast.Module, text: str, rules: Rules) -> tuple[FunctionNode,
 
 def _assemble(tree: ast.Module, node: FunctionNode, lines: list[str], rules: Rules, notes: list[str]) -> str:
     imports, helpers = _top_level(tree, node, rules, notes)
-    _check_signature(node, rules)
+    check_signature(node, rules)
     if _strip_decorators(node, notes) or imports or helpers:
         # Imports and helpers go inside the function: a candidate is one definition, and nothing at
         # module level is ever executed when a fix is installed.
@@ -273,10 +284,8 @@ def _assemble(tree: ast.Module, node: FunctionNode, lines: list[str], rules: Rul
     else:
         body = lines[node.lineno - 1 : node.end_lineno]
         source = textwrap.dedent("\n".join(body)).rstrip() + "\n"
-    _check_compiles(source, rules)
-    if rules.original is not None and _same_as_original(source, rules):
-        raise _Refused("the function is unchanged from the original, which fails; change the code to fix the failure",
-                       source)
+    check_compiles(source, rules)
+    check_changed(source, rules)
     return source
 
 
@@ -299,7 +308,7 @@ def _top_level(tree: ast.Module, node: FunctionNode, rules: Rules,
                 stmt.decorator_list = [d for d in stmt.decorator_list if not _is_regrow(d)]
                 helpers.append(stmt)
             else:
-                raise _Refused(f"the reply defines `{stmt.name}` besides `{rules.name}`; helper functions and "
+                raise Refused(f"the reply defines `{stmt.name}` besides `{rules.name}`; helper functions and "
                                f"classes are not allowed here — put all the code inside `{rules.name}`",
                                ast.unparse(tree))
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
@@ -307,7 +316,7 @@ def _top_level(tree: ast.Module, node: FunctionNode, rules: Rules,
         else:
             extras.append(f"line {stmt.lineno}: `{_first_line(ast.unparse(stmt))}`")
     if extras:
-        raise _Refused("the reply has top-level statements other than imports, which are never run "
+        raise Refused("the reply has top-level statements other than imports, which are never run "
                        f"({'; '.join(extras[:3])}); send only the function definition", ast.unparse(tree))
     return imports, helpers
 
@@ -334,59 +343,6 @@ def _strip_decorators(node: FunctionNode, notes: list[str]) -> bool:
 
 def _is_regrow(decorator: ast.expr) -> bool:
     return bool(_REGROW_DECORATOR.search(ast.unparse(decorator)))
-
-
-def _check_signature(node: FunctionNode, rules: Rules) -> None:
-    original = rules.original
-    if original is None:
-        return
-    if isinstance(node, ast.AsyncFunctionDef) != rules.is_async:
-        want = "async def" if rules.is_async else "def (not async def)"
-        raise _Refused(f"`{rules.name}` must stay {want}", ast.unparse(node))
-    if rules.allow_signature_change:
-        return
-    before, after = _parameters(original), _parameters(node)
-    if before != after:
-        raise _Refused(f"the signature changed from ({before}) to ({after}); keep the parameters, their order, "
-                       "kinds and defaults exactly as they are", ast.unparse(node))
-
-
-def _parameters(node: FunctionNode) -> str:
-    """The parameter list without annotations: names, kinds and defaults."""
-    args = _strip_annotations(node.args)
-    return ast.unparse(args)
-
-
-def _strip_annotations(args: ast.arguments) -> ast.arguments:
-    def bare(arg: ast.arg) -> ast.arg:
-        return ast.arg(arg=arg.arg)
-
-    return ast.arguments(
-        posonlyargs=[bare(a) for a in args.posonlyargs],
-        args=[bare(a) for a in args.args],
-        vararg=bare(args.vararg) if args.vararg else None,
-        kwonlyargs=[bare(a) for a in args.kwonlyargs],
-        kw_defaults=list(args.kw_defaults),
-        kwarg=bare(args.kwarg) if args.kwarg else None,
-        defaults=list(args.defaults),
-    )
-
-
-def _check_compiles(source: str, rules: Rules) -> None:
-    try:
-        compile(source, f"<candidate {rules.name}>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
-        raise _Refused(f"the code does not compile: {_syntax_where(exc)}", source) from exc
-
-
-def _same_as_original(source: str, rules: Rules) -> bool:
-    assert rules.original is not None
-    original = ast.parse(ast.unparse(rules.original)).body[0]
-    new = ast.parse(source).body[0]
-    for fn in (original, new):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fn.decorator_list = []
-    return ast.dump(original) == ast.dump(new)
 
 
 def _docstring(node: FunctionNode) -> bool:

@@ -1,28 +1,31 @@
 """The prompt: the target, the evidence of its failure, and every earlier candidate with its reason.
 
-Every candidate a model proposed before — those the checks rejected *and* those refused before
-they ran (unparsable, wrong name, changed signature) — is shown with its reason, so a model never
-repeats itself; the built-in engine's thousands of attempts are summarised in a few lines. The
-evidence is already redacted at capture. When the prompt is over its token budget, evidence is
-trimmed cheapest-to-lose first: locals, the engine's examples, the traceback, the sources of older
-candidates, test sources, argument reprs — never the function, the failure or the reasons.
+The evidence is the failure as captured (redacted there) and what the checks saw when the
+proposer ran them again on the original (see :mod:`._evidence`): assertion explanations, the
+failing call, tracebacks, the loop a hanging check was stuck in, the suspicious lines. Every
+candidate a model proposed before — those the checks rejected *and* those refused before they ran
+(unparsable, wrong name, an echo of the original, a repeat) — is shown with its reason; the
+built-in engine's thousands of attempts are summarised in a few lines. How the reply is asked for
+(the whole function or a local edit, the focus on a few lines) is the call's :class:`Strategy`.
+Over the token budget, evidence is trimmed cheapest-to-lose first: locals, the engine's examples,
+tracebacks, the sources of older candidates, test sources, argument reprs — never the function,
+the failure or the reasons earlier candidates failed.
 """
 
 from __future__ import annotations
 
 import ast
-import collections
 import dataclasses
-import inspect
 import re
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 
 from .._proposer import Attempt, Request
-from .._redact import _VALUE_PATTERNS, _mask_match
+from . import _sections as sections
+from ._evidence import Evidence
+from ._sections import ENGINE, cap, mask_shapes, shown, unstopped
+from ._strategy import Strategy
 
-ENGINE = "engine"
 _TOKEN = re.compile(r"[A-Za-z]+|\d{1,3}|\n|[ \t]{2,}|[^\sA-Za-z\d]")
 
 
@@ -43,6 +46,7 @@ class Prior:
     source: str
     reason: str
     ran: bool = True
+    kind: str = ""  # "echo" (the original sent back), "repeat" (an earlier candidate sent again), or ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,23 +87,25 @@ def priors_from(history: Sequence[Attempt], refused: Sequence[tuple[int, Prior]]
     return ordered
 
 
-def build_prompt(request: Request, priors: Sequence[Prior], options: PromptOptions) -> Prompt:
+def build_prompt(request: Request, priors: Sequence[Prior], options: PromptOptions,
+                 evidence: Evidence | None = None, strategy: Strategy | None = None) -> Prompt:
     """The system and user prompts for the next model call, trimmed to ``options.token_budget``."""
-    system = _system(request, options)
-    sections = _sections(request, priors, options)
-    levels = dict.fromkeys(sections, 0)
+    strategy = strategy or Strategy("whole")
+    system = _system(request, options, strategy)
+    parts = _sections(request, priors, options, evidence, strategy)
+    levels = dict.fromkeys(parts, 0)
     trimmed: list[str] = []
 
     def render() -> str:
-        parts = [variants[min(levels[key], len(variants) - 1)] for key, variants in sections.items()]
-        return "\n\n".join(part for part in parts if part)
+        chosen = [variants[min(levels[key], len(variants) - 1)] for key, variants in parts.items()]
+        return "\n\n".join(part for part in chosen if part)
 
     user = render()
     budget = options.token_budget - estimate_tokens(system)
     for key in _TRIM_ORDER:
         if estimate_tokens(user) <= budget:
             break
-        if key in sections and levels[key] < len(sections[key]) - 1:
+        if key in parts and levels[key] < len(parts[key]) - 1:
             levels[key] += 1
             trimmed.append(key)
             user = render()
@@ -107,11 +113,12 @@ def build_prompt(request: Request, priors: Sequence[Prior], options: PromptOptio
 
 
 # Each name advances that section to its next shorter variant; earlier entries are cheaper to lose.
-_TRIM_ORDER = ("locals", "engine", "traceback", "older", "locals", "tests", "traceback", "engine", "older",
-               "arguments", "tests", "latest", "arguments", "tests", "latest")
+_TRIM_ORDER = ("locals", "engine", "traceback", "older", "seen", "locals", "tests", "traceback", "engine",
+               "suspicious", "older", "arguments", "seen", "tests", "latest", "arguments", "tests", "engine",
+               "seen", "suspicious", "latest", "tests")
 
 
-def _system(request: Request, options: PromptOptions) -> str:
+def _system(request: Request, options: PromptOptions, strategy: Strategy) -> str:
     name = request.target.name
     signature = ("keep the name and the signature exactly: the same parameters, in the same order, of the same "
                  "kinds, with the same defaults" if not options.allow_signature_change
@@ -119,40 +126,79 @@ def _system(request: Request, options: PromptOptions) -> str:
     helpers = ("you may define helper functions or classes next to it" if options.allow_helpers
                else "define no other functions or classes at top level; nested helpers inside it are fine")
     kind = "an async def" if request.target.is_async else "a plain def"
+    if strategy.format == "edit":
+        reply = textwrap.dedent(f"""\
+            Reply with the smallest edit of `{name}` that fixes it, as one or more SEARCH/REPLACE blocks:
+            <<<<<<< SEARCH
+            (consecutive lines copied exactly from the function, with their indentation)
+            =======
+            (the lines that replace them)
+            >>>>>>> REPLACE
+            Keep each SEARCH part to the lines you change and a line around them. If the fix needs a larger
+            change, reply instead with the complete corrected definition in one ```python block.""")
+    else:
+        reply = (f"Reply with exactly one fenced ```python code block that holds the complete corrected "
+                 f"definition of\n`{name}` ({kind}), and nothing else in that block.")
     return textwrap.dedent(f"""\
         You repair one Python function so that it passes its checks.
-        Reply with exactly one fenced ```python code block that holds the complete corrected definition of
-        `{name}` ({kind}), and nothing else in that block. Rules:
+        {{reply}}
+        Rules:
         - {signature};
         - write no decorators (the original ones are kept) and no code at top level besides imports; {helpers};
         - fix the cause of the failure; do not hide it by catching every exception or returning a placeholder;
-        - every earlier candidate listed failed for the reason given with it: do not send any of them again.""")
+        - every earlier candidate listed failed for the reason given with it: do not send any of them again,
+          and do not send the function back unchanged.""").replace("{reply}", reply)
 
 
-def _sections(request: Request, priors: Sequence[Prior], options: PromptOptions) -> dict[str, list[str]]:
+def _sections(request: Request, priors: Sequence[Prior], options: PromptOptions, evidence: Evidence | None,
+              strategy: Strategy) -> dict[str, list[str]]:
     """Each section's variants, from complete to empty; the order of keys is the order in the prompt."""
+    failure = request.failure
+    parts: dict[str, list[str]] = {}
+    parts["function"] = [_function(request)]
+    parts["failure"] = [_failure(request, evidence)]
+    parts["seen"] = sections.seen(request, evidence)
+    parts["suspicious"] = sections.suspicious(request, evidence)
+    parts["traceback"] = _shrinking("## Traceback (your code only)", failure.traceback.strip("\n").rstrip(), (12, 4))
+    parts["arguments"] = _values("## Arguments of the failing call", failure.arguments, (400, 80))
+    own_locals = {k: v for k, v in failure.locals.items() if k not in failure.arguments}
+    parts["locals"] = _values("## Locals of the failing frame", own_locals, (400, 60))
+    parts["tests"] = sections.tests(request, evidence)
+    parts["checks"] = [sections.checks(request)]
+    parts["engine"] = sections.engine(request)
+    parts.update(_priors(priors))
+    line = sections.focus_line(request, evidence)
+    if strategy.narrow:
+        parts["focus"] = [sections.focus(request, line)]
+    if options.prompt_extra.strip():
+        parts["extra"] = ["## Extra instructions from the user\n" + options.prompt_extra.strip()]
+    parts["ask"] = [_ask(request, strategy, line)]
+    return parts
+
+
+def _failure(request: Request, evidence: Evidence | None) -> str:
     target, failure = request.target, request.failure
-    sections: dict[str, list[str]] = {}
-    sections["function"] = [_function(request)]
-    what = [f"Kind: {failure.kind}", f"Error: {failure.exc_type}: {failure.message}".rstrip(": ")]
+    error = unstopped(f"{failure.exc_type}: {failure.message}".rstrip(": "))
+    what = [f"Kind: {failure.kind}", f"Error: {error}"]
     if failure.lineno:
         line = failure.lineno - target.def_lineno + 1
-        what.append(f"Failing line (line {line} of the definition): `{_mask_shapes(failure.line)}`")
+        what.append(f"Failing line (line {line} of the definition): `{mask_shapes(failure.line)}`")
     if failure.reason and failure.reason != failure.message:
-        what.append(f"Reason: {failure.reason}")
-    sections["failure"] = ["## The failure\n" + "\n".join(what)]
-    sections["traceback"] = _shrinking("## Traceback (your code only)", failure.traceback.strip("\n").rstrip(), (12, 4))
-    sections["arguments"] = _values("## Arguments of the failing call", failure.arguments, (400, 80))
-    own_locals = {k: v for k, v in failure.locals.items() if k not in failure.arguments}
-    sections["locals"] = _values("## Locals of the failing frame", own_locals, (400, 60))
-    sections["tests"] = _tests(request)
-    sections["checks"] = [_checks(request)]
-    sections["engine"] = _engine(request.history)
-    sections.update(_priors(priors))
-    if options.prompt_extra.strip():
-        sections["extra"] = ["## Extra instructions from the user\n" + options.prompt_extra.strip()]
-    sections["ask"] = [f"Reply with the complete fixed `{target.name}` in one ```python block."]
-    return sections
+        what.append(f"Reason: {unstopped(failure.reason)}")
+    return "## The failure\n" + "\n".join(what)
+
+
+def _ask(request: Request, strategy: Strategy, line: int | None) -> str:
+    name = request.target.name
+    asked = (f"Reply with SEARCH/REPLACE blocks that fix `{name}`." if strategy.format == "edit"
+             else f"Reply with the complete fixed `{name}` in one ```python block.")
+    if strategy.narrow and line is not None:
+        asked += f" The fault is most likely in the focus lines above, around {shown(request.target, line)}."
+    if strategy.problem:
+        where = f"; most likely at {shown(request.target, line)}" if line is not None else ""
+        asked = (f"Your previous reply {strategy.problem}. That cannot pass: change the code that causes the "
+                 f"failure{where}.\n{asked}")
+    return asked
 
 
 def _function(request: Request) -> str:
@@ -166,7 +212,7 @@ def _function(request: Request) -> str:
         facts.append(f"It is defined in class `{target.qualname.rsplit('.', 1)[0]}`.")
     if others:
         facts.append("Its other decorators, which regrow keeps: " + ", ".join(f"@{d}" for d in others) + ".")
-    source = _mask_shapes(target.bare_source.rstrip())
+    source = mask_shapes(target.bare_source.rstrip())
     return "\n".join(facts) + f"\n```python\n{source}\n```"
 
 
@@ -183,84 +229,8 @@ def _values(title: str, values: Mapping[str, str], caps: tuple[int, ...]) -> lis
     items = list(values.items())
     if not items:
         return [""]
-    variants = [title + "\n" + "\n".join(f"- {name} = {_cap(text, cap)}" for name, text in items) for cap in caps]
+    variants = [title + "\n" + "\n".join(f"- {name} = {cap(text, limit)}" for name, text in items) for limit in caps]
     return [*variants, ""]
-
-
-def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _checks(request: Request) -> str:
-    names = [getattr(check, "name", type(check).__name__) for check in request.checks]
-    return "## Checks a fix must pass (cheapest first)\n" + "\n".join(f"- {name}" for name in names)
-
-
-def _tests(request: Request) -> list[str]:
-    """The sources of the user's tests, those that failed most recently first."""
-    failing = " ".join([request.failure.reason, *(a.verdict.check + " " + a.verdict.reason
-                                                  for a in request.history[-3:])])
-    sources: list[tuple[bool, str]] = []
-    for check in request.checks:
-        for label, text in _test_sources(check):
-            sources.append((label in failing, f"### {label}\n```python\n{_mask_shapes(text.rstrip())}\n```"))
-    if not sources:
-        return [""]
-    sources.sort(key=lambda item: not item[0])
-    blocks = [text for _, text in sources[:4]]
-    full = "## Tests the fix must pass\n" + "\n".join(blocks)
-    first = "## A test the fix must pass\n" + blocks[0]
-    return [full, first] if len(blocks) > 1 else [full, _cap(full, 1200), ""]
-
-
-def _test_sources(check: object) -> Iterable[tuple[str, str]]:
-    test = getattr(check, "test", None)
-    if callable(test):
-        try:
-            source = textwrap.dedent(inspect.getsource(test))
-        except (OSError, TypeError):
-            source = ""
-        if source:
-            yield getattr(check, "name", "test"), source
-    for node_id in getattr(check, "node_ids", ()):
-        path, _, name = str(node_id).partition("::")
-        text = _function_in_file(Path(path), name.split("::")[-1].split("[")[0]) if name else None
-        if text:
-            yield str(node_id), text
-
-
-def _function_in_file(path: Path, name: str) -> str | None:
-    try:
-        source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source)
-    except (OSError, SyntaxError, ValueError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return ast.get_source_segment(source, node)
-    return None
-
-
-def _engine(history: Sequence[Attempt]) -> list[str]:
-    """What the built-in engine tried: counts per operator and the few candidates that came closest."""
-    tried = [a for a in history if a.candidate.origin == ENGINE]
-    if not tried:
-        return [""]
-    operators = collections.Counter(a.candidate.operator or "edit" for a in tried)
-    checks = collections.Counter(a.verdict.check for a in tried)
-    head = (f"## Already tried by the built-in engine\n{len(tried)} single-edit mutations of the function, none "
-            f"passed. Operators: {_counts(operators)}. Rejected by: {_counts(checks)}. A one-token change is "
-            "not enough; the fix needs a real edit.")
-    closest = sorted(tried, key=lambda a: -len(a.verdict.passed))[:2]
-    examples = [f"- {a.candidate.describe()} (passed {', '.join(a.verdict.passed) or 'nothing'}; "
-                f"then {a.verdict.check}: {_cap(a.verdict.reason, 200)})" for a in closest if a.verdict.passed]
-    full = head + ("\nThe closest:\n" + "\n".join(examples) if examples else "")
-    return [full, head, f"## Already tried by the built-in engine\n{len(tried)} single-edit mutations; none passed."]
-
-
-def _counts(counter: collections.Counter[str], limit: int = 8) -> str:
-    shown = ", ".join(f"{name} x{n}" for name, n in counter.most_common(limit))
-    return shown + (", …" if len(counter) > limit else "")
 
 
 def _priors(priors: Sequence[Prior]) -> dict[str, list[str]]:
@@ -269,24 +239,17 @@ def _priors(priors: Sequence[Prior]) -> dict[str, list[str]]:
         return {}
 
     def block(prior: Prior, with_source: bool, reason_cap: int) -> str:
-        status = "rejected by the checks" if prior.ran else "refused before it ran"
-        head = f"### {prior.label}: {status}\nReason: {_cap(prior.reason, reason_cap)}"
-        if with_source and prior.source.strip():
+        status = {"echo": "the original sent back", "repeat": "a repeat"}.get(
+            prior.kind, "rejected by the checks" if prior.ran else "refused before it ran")
+        head = f"### {prior.label}: {status}\nReason: {cap(prior.reason, reason_cap)}"
+        if with_source and prior.source.strip() and not prior.kind:
             return f"{head}\n```python\n{prior.source.rstrip()}\n```"
         return head
 
     older, latest = priors[:-1], priors[-1]
-    sections = {"priors": ["## Earlier candidates that failed (do not send any of them again)"]}
+    parts = {"priors": ["## Earlier candidates that failed (do not send any of them again)"]}
     if older:
-        sections["older"] = ["\n".join(block(p, with_source, cap) for p in older)
-                             for with_source, cap in ((True, 600), (False, 600), (False, 160))]
-    sections["latest"] = [block(latest, True, 1200), block(latest, True, 400), block(latest, False, 400)]
-    return sections
-
-
-def _mask_shapes(text: str) -> str:
-    """Credentials by shape (``sk-…``, ``AKIA…``, private keys) hidden in source sent to a model."""
-    for pattern in _VALUE_PATTERNS:
-        text = pattern.sub(_mask_match, text)
-    return text
-
+        parts["older"] = ["\n".join(block(p, with_source, limit) for p in older)
+                          for with_source, limit in ((True, 600), (False, 600), (False, 160))]
+    parts["latest"] = [block(latest, True, 1200), block(latest, True, 400), block(latest, False, 400)]
+    return parts

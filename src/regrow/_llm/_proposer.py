@@ -1,7 +1,11 @@
 """``LLMProposer``: a model asked, prompt after prompt, until a candidate passes or a budget ends.
 
-Each prompt holds every earlier candidate with its reason (the session's verdicts, and the
-replies refused before they ran), so a model never repeats itself. Budgets are checked before
+Before the first call the checks run once on the original, for the evidence the prompt shows
+(see :mod:`._evidence`). Each prompt holds every earlier candidate with its reason (the session's
+verdicts, and the replies refused before they ran). A reply that is the original unchanged (an
+echo) or an earlier candidate again (a repeat), compared by their syntax trees, is refused as
+such, and the next call changes what matters to the model (see :mod:`._strategy`); no prompt is
+sent twice in a session (system, user and sampling parameters hashed). Budgets are checked before
 each call; transient failures are retried within the session's deadline; streamed text goes to
 ``propose_chunk`` events. ``propose`` (sync) and ``apropose`` (async, the SDKs' native async
 clients) share everything but the waiting.
@@ -9,6 +13,9 @@ clients) share everything but the waiting.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -20,14 +27,19 @@ from .._errors import ProposerError
 from .._events import Event, EventType, emit
 from .._proposer import Request
 from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Limits, Meter, Price, Usage, price_of
-from ._parse import Rules, parse_reply
+from ._evidence import Evidence, gather
+from ._parse import Parsed, Rules, parse_reply
 from ._prompt import Prior, PromptOptions, build_prompt, estimate_tokens, priors_from
 from ._retry import Retrying, RetryPolicy, acomplete, complete
+from ._rules import normal_form
+from ._sections import focus_line, shown
+from ._strategy import FormatOption, Ladder, default_format
 from ._transport import Chat, OnDelta, Reply, Transport, TransportError
 
 log = logging.getLogger("regrow")
 
 _EXCERPT = 1500  # characters of a refused reply shown in the next prompt
+_CLIMBS = 6  # rungs tried for a prompt that differs from every one sent, before the session ends
 
 
 class LLMProposer:
@@ -40,7 +52,11 @@ class LLMProposer:
     budgets, ``retry`` the policy for transient failures, ``prices`` (USD per million input and
     output tokens, by model) extend the built-in price table. ``token_budget`` bounds the prompt;
     ``prompt_extra`` is appended to it. ``allow_signature_change`` and ``allow_helpers`` loosen
-    what a reply may contain.
+    what a reply may contain. ``edit_format`` is what the first call asks for: ``"whole"`` (the
+    complete function), ``"edit"`` (SEARCH/REPLACE blocks of the lines to change) or ``"auto"``
+    (by the model, see :data:`regrow._llm._strategy.FORMATS`); replies in either are accepted.
+    ``evidence`` runs the checks on the original once before the first call, for at most
+    ``evidence_timeout`` seconds each, to show the model what they saw.
     """
 
     def __init__(
@@ -59,6 +75,9 @@ class LLMProposer:
         prompt_extra: str = "",
         allow_signature_change: bool = False,
         allow_helpers: bool = False,
+        edit_format: FormatOption = "auto",
+        evidence: bool = True,
+        evidence_timeout: float = 1.0,
     ) -> None:
         self.transport = transport
         self.name = f"{transport.provider}:{transport.model}"
@@ -73,6 +92,11 @@ class LLMProposer:
             log.warning("regrow: %s has no price, so max_cost=%g cannot limit it; pass prices={%r: (input, "
                         "output)} in USD per million tokens", self.name, self.limits.max_cost, transport.model)
         self.prompt_options = PromptOptions(token_budget, prompt_extra, allow_signature_change, allow_helpers)
+        if edit_format not in ("auto", "whole", "edit"):
+            raise ValueError(f"edit_format must be 'auto', 'whole' or 'edit', not {edit_format!r}")
+        self.edit_format = (default_format(transport.provider, transport.model, getattr(transport, "base_url", None))
+                            if edit_format == "auto" else edit_format)
+        self.evidence, self.evidence_timeout = evidence, evidence_timeout
         self.usage = Usage()  # every session of this proposer
         self.last_usage = Usage()  # the latest session
         self.last_prompt_tokens = 0  # the estimate for the latest prompt sent
@@ -83,6 +107,7 @@ class LLMProposer:
 
     def propose(self, request: Request) -> Iterator[Candidate]:
         run = _Run(self, request)
+        run.prepare()
         while (chat := run.next_chat()) is not None:
             retrying, started = Retrying(self.retry, request.deadline), time.monotonic()
             try:
@@ -99,6 +124,7 @@ class LLMProposer:
     async def apropose(self, request: Request) -> AsyncIterator[Candidate]:
         """As :meth:`propose`, with the SDK's async client; never blocks the event loop."""
         run = _Run(self, request)
+        await asyncio.to_thread(run.prepare)
         while (chat := run.next_chat()) is not None:
             retrying, started = Retrying(self.retry, request.deadline), time.monotonic()
             try:
@@ -120,22 +146,34 @@ class LLMProposer:
 
 
 class _Run:
-    """One session's work: its calls, its meter, and its memory of replies refused before they ran."""
+    """One session's work: its calls, its meter, its memory of refused replies and of the prompts sent."""
 
     def __init__(self, proposer: LLMProposer, request: Request) -> None:
         self.proposer = proposer
         self.request = request
-        target = request.target
         self.meter = Meter(proposer.name, proposer.limits, proposer.price, request.failure.fingerprint)
-        options = proposer.prompt_options
-        self.rules = Rules(target.name, target.node, target.owner.__name__ if target.owner else None,
-                           options.allow_signature_change, options.allow_helpers)
         stream = proposer.stream if proposer.stream is not None else bool(request.events)
         self.on_delta: OnDelta | None = self._chunk if stream else None
         self.refused: list[tuple[int, Prior]] = []
-        self.sent: set[str] = set()
+        self.ladder = Ladder(proposer.edit_format, proposer.params)
+        self.evidence: Evidence | None = None
+        self.rules = self._rules(None)
+        self.forms: dict[str, str] = {}  # normal form of each candidate this run sent → its label
+        self.known: dict[str, str] | None = None  # normal forms of the session's other candidates
+        self.sent: set[str] = set()  # hashes of (system, user, params) of every call made
         self.calls = 0
         self.prompt_tokens = 0
+
+    def prepare(self) -> None:
+        """The evidence from the checks (once, before the first call) and what follows from it."""
+        if self.proposer.evidence and self.request.checks:
+            self.evidence = gather(self.request, self.proposer.evidence_timeout)
+        self.rules = self._rules(focus_line(self.request, self.evidence))
+
+    def _rules(self, hint: int | None) -> Rules:
+        target, options = self.request.target, self.proposer.prompt_options
+        return Rules(target.name, target.node, target.owner.__name__ if target.owner else None,
+                     options.allow_signature_change, options.allow_helpers, source=target.bare_source, hint=hint)
 
     def _emit(self, kind: EventType, message: str = "", **fields: Any) -> None:
         emit(self.request.events, Event(kind, self.request.target.qualname, self.request.attempt, message=message,
@@ -152,16 +190,27 @@ class _Run:
         request = self.request
         if self.calls >= request.max_attempts or time.monotonic() >= request.deadline:
             return None
-        prompt = build_prompt(request, priors_from(request.history, self.refused), self.proposer.prompt_options)
+        priors = priors_from(request.history, self.refused)
+        for _ in range(_CLIMBS):
+            strategy = self.ladder.current()
+            prompt = build_prompt(request, priors, self.proposer.prompt_options, self.evidence, strategy)
+            key = prompt_key(prompt.system, prompt.user, strategy.params)
+            if key not in self.sent:
+                break
+            self.ladder.climb("was answered before: this prompt had been sent already")  # change what is sent
+        else:
+            log.warning("regrow: %s: every prompt left to try was sent already; no more calls", self.proposer.name)
+            return None
         refusal = self.meter.refusal(prompt.tokens)
         if refusal:
             self._emit("budget_refused", f"{self.proposer.name}: {refusal}")
             raise ProposerError(f"{self.proposer.name} not called: {refusal}")
+        self.sent.add(key)
         self.calls += 1
         self.prompt_tokens = prompt.tokens
         self.proposer.last_prompt_tokens = prompt.tokens
         self.meter.start()
-        return Chat(prompt.system, prompt.user, self.proposer.params)
+        return Chat(prompt.system, prompt.user, strategy.params)
 
     def retrying(self, error: TransportError, delay: float) -> None:
         self._emit("transient_retry", f"{error}; retrying in {delay:.2f}s")
@@ -179,28 +228,65 @@ class _Run:
                                  f"(prompt ~{self.prompt_tokens} tokens estimated)")
         parsed = parse_reply(reply.text, self.rules, truncated=reply.truncated)
         if parsed.source is None:
-            shown = parsed.code or reply.text
-            self._refuse(shown[:_EXCERPT], parsed.reason)
+            self._refused(parsed, reply.text)
             return None
-        key = parsed.source.strip()
-        if key in self.sent or any(a.candidate.source.strip() == key for a in self.request.history):
-            self._refuse(parsed.source, "it is identical to an earlier candidate, which failed")
+        form = normal_form(parsed.source) or parsed.source.strip()
+        earlier = self.forms.get(form) or self._known().get(form)
+        if earlier is not None:
+            self._refuse("", f"identical to {earlier}, which failed", kind="repeat")
+            self.ladder.climb(f"repeated {earlier}, which had already failed")
             return None
-        self.sent.add(key)
+        self.forms[form] = f"{self.proposer.name} call {self.calls}"
+        self.ladder.settle()
         note = "; ".join([f"{tokens_in} in / {tokens_out} out tokens, {latency:.2f}s", *parsed.notes])
         return Candidate(parsed.source, origin=self.proposer.name, operator=f"call {self.calls}", note=note)
+
+    def _refused(self, parsed: Parsed, text: str) -> None:
+        if parsed.echo:
+            line = self.rules.hint
+            where = f"the failing line is {shown(self.request.target, line)}" if line else "it fails"
+            self._refuse("", f"identical to the original; {where}", kind="echo")
+            self.ladder.climb("was the original function, unchanged" + (" (the edit changed nothing)"
+                                                                       if parsed.edited else ""))
+            return
+        self._refuse((parsed.code or text)[:_EXCERPT], parsed.reason)
+        if parsed.edited:  # the format failed this model: ask for the other one
+            self.ladder.switch(f"held {parsed.edited} edits that could not be used ({parsed.reason})")
+        else:
+            self.ladder.settle()
+
+    def _known(self) -> dict[str, str]:
+        """The normal forms of the session's candidates from others (judged, or screened by the engine)."""
+        if self.known is None:  # the engine's screened candidates, once: they are many
+            self.known = {}
+            for attempt in self.request.screened:
+                form = normal_form(attempt.candidate.source) if not attempt.verdict.ok else None
+                if form is not None:
+                    self.known[form] = attempt.candidate.describe()
+        for attempt in self.request.history:  # few, and growing
+            form = normal_form(attempt.candidate.source) if not attempt.verdict.ok else None
+            if form is not None and form not in self.forms:
+                self.known.setdefault(form, attempt.candidate.describe())
+        return self.known
 
     def judged(self, candidate: Candidate, before: int) -> None:
         """After a yield: a candidate the session skipped (a duplicate) got no verdict; remember it as refused."""
         if len(self.request.history) == before:
-            self._refuse(candidate.source, "it repeats a candidate the session had already judged")
+            self._refuse("", "it repeats a candidate the session had already judged", kind="repeat")
+            self.ladder.climb("repeated a candidate that had already failed")
 
-    def _refuse(self, shown: str, reason: str) -> None:
+    def _refuse(self, shown_text: str, reason: str, kind: str = "") -> None:
         label = f"{self.proposer.name} call {self.calls}"
-        self.refused.append((len(self.request.history), Prior(label, shown, reason, ran=False)))
+        self.refused.append((len(self.request.history), Prior(label, shown_text, reason, ran=False, kind=kind)))
         self._emit("reply_refused", f"{label}: {reason}")
 
     def _count(self, tokens_in: int, tokens_out: int, latency: float, retries: int) -> Usage:
         call = self.meter.record(tokens_in, tokens_out, latency, retries)
         self.proposer._count(self.meter.usage, call)
         return call
+
+
+def prompt_key(system: str, user: str, params: Mapping[str, Any]) -> str:
+    """What identifies a prompt: a hash of its messages and sampling parameters."""
+    text = json.dumps([system, user, sorted((str(k), repr(v)) for k, v in params.items())], ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()

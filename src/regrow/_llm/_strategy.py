@@ -1,0 +1,116 @@
+"""How the next call asks: the reply format, the sampling, the window of the function it shows.
+
+An echo (the original sent back unchanged) or a repeat (an earlier candidate sent again) is a
+verdict like any other, and the call after one must change something that matters to the model,
+since a model decoding greedily answers the same prompt the same way. Each echo or repeat climbs
+one rung: the requested format switches (whole function ↔ local edit), the temperature rises
+(0.4, 0.7, 1.0; the seed moves on where one is set and the wire takes it), and from the second
+rung on the prompt narrows to the lines around the suspected fault. An edit that could not be
+applied switches the format too. The prompt also says what was wrong with the last reply.
+
+The first call's format comes from :data:`FORMATS`: local edits for small and local models,
+the whole function for the rest (see docs/llm.md for why).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import re
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any, Literal
+
+EditFormat = Literal["whole", "edit"]
+FormatOption = Literal["auto", "whole", "edit"]
+
+# What a model's name or endpoint says about it, and the format it is asked for first. Earlier rows win.
+FORMATS: tuple[tuple[str, EditFormat, str], ...] = (
+    (r"(?<![\d.x])(1[3-9]|[2-9]\d|\d{3,})(\.\d+)?b\b", "whole", "13B parameters or more: copies a function faithfully"),
+    (r"(?<![\d.x])(\d|1[0-2])(\.\d+)?b\b", "edit", "up to 12B parameters: prone to echo a whole function"),
+    (r"smollm|tinyllama|phi-?[1-3]\b|gemma|starcoder|codegemma|granite-code|stable-code", "edit",
+     "a small open model family"),
+    ("<local>", "edit", "served by a local runtime (ollama, llama.cpp, vLLM or LM Studio on this machine or network)"),
+)
+LOCAL_PROVIDERS = frozenset({"ollama"})
+_TEMPERATURES = (0.4, 0.7, 1.0)
+
+
+def default_format(provider: str, model: str, base_url: str | None) -> EditFormat:
+    """The format a model is asked for first (see :data:`FORMATS`)."""
+    for pattern, chosen, _ in FORMATS:
+        if pattern == "<local>":
+            if provider in LOCAL_PROVIDERS or is_local(base_url):
+                return chosen
+        elif re.search(pattern, model, re.IGNORECASE):
+            return chosen
+    return "whole"
+
+
+def is_local(url: str | None) -> bool:
+    """Whether ``url`` points at this machine or a private network."""
+    if not url:
+        return False
+    host = urllib.parse.urlsplit(url if "//" in url else f"//{url}").hostname or ""
+    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def other(format: EditFormat) -> EditFormat:
+    return "whole" if format == "edit" else "edit"
+
+
+@dataclasses.dataclass(frozen=True)
+class Strategy:
+    """How one call asks."""
+
+    format: EditFormat
+    level: int = 0  # rungs climbed: echoes, repeats and prompts that would have been sent twice
+    narrow: bool = False  # show the lines around the suspected fault and ask for a change there
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    problem: str = ""  # what was wrong with the last reply, said in the prompt ("was the original, unchanged")
+
+
+class Ladder:
+    """The rungs one session climbs."""
+
+    def __init__(self, first: EditFormat, params: Mapping[str, Any]) -> None:
+        self.first = first
+        self.params = dict(params)
+        self.level = 0
+        self.flips = 0
+        self.problem = ""
+
+    def climb(self, problem: str) -> None:
+        """After an echo or a repeat (or a prompt already sent): change what matters."""
+        self.level += 1
+        self.problem = problem
+
+    def switch(self, problem: str) -> None:
+        """After a reply in the requested format that could not be used (an edit that does not apply)."""
+        self.flips += 1
+        self.problem = problem
+
+    def settle(self) -> None:
+        """After a reply that was judged: nothing to complain about in the next prompt."""
+        self.problem = ""
+
+    def current(self) -> Strategy:
+        chosen = self.first if (self.level + self.flips) % 2 == 0 else other(self.first)
+        return Strategy(chosen, self.level, self.level >= 2, self._sampling(), self.problem)
+
+    def _sampling(self) -> dict[str, Any]:
+        if self.level == 0:
+            return dict(self.params)
+        params = dict(self.params)
+        floor = _TEMPERATURES[min(self.level, len(_TEMPERATURES)) - 1]
+        given = params.get("temperature")
+        params["temperature"] = max(float(given), floor) if isinstance(given, (int, float)) else floor
+        if isinstance(params.get("seed"), int):
+            params["seed"] += self.level
+        return params
