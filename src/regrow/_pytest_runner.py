@@ -39,7 +39,8 @@ class TestResult:
     location: tuple[str, int] | None = None
     skipped: bool = False
     # Asked for with ``Suite.run(detail=True)``: the failure's whole text (pytest's assertion
-    # explanation, redacted) and, for a direct call, the exception itself (for its traceback).
+    # explanation; not redacted, as the caller bounds it first) and, for a direct call, the
+    # exception itself (for its traceback).
     detail: str = ""
     error: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -166,7 +167,7 @@ class Suite:
             if report.failed:
                 message = crash.message if crash is not None else str(report.longrepr)
                 location = (str(crash.path), int(crash.lineno)) if crash is not None else None
-                text = redact_text(str(report.longrepr)) if detail else ""
+                text = str(report.longrepr) if detail else ""
                 return TestResult(nodeid, False, _reason(nodeid + _subtest_label(report), message), location,
                                   detail=text)
         skipped = any(report.skipped for report in reports)
@@ -247,7 +248,7 @@ def _run_direct(nodeid: str, call: Callable[[], object], detail: bool = False) -
     except BaseException as exc:  # the candidate may raise anything, SystemExit included
         if detail:
             return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc),
-                              detail=redact_text(_describe(exc)), error=exc)
+                              detail=_describe(exc), error=exc)
         return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc))
     return TestResult(nodeid, True)
 

@@ -33,7 +33,7 @@ from .._engine._worker import Overrun, Worker, time_limit
 from .._evaluate import evaluating
 from .._failure import bind_arguments, safe_repr
 from .._proposer import Request
-from .._redact import redact_text, redact_value
+from .._redact import _VALUE_PATTERNS, MASK, _mask_match, is_secret_name, redact_text
 from .._target import Target
 
 log = logging.getLogger("regrow")
@@ -43,6 +43,8 @@ _GRACE = 0.5
 _TEXT = 3000  # characters of one text field
 _REGROW_DIR = str(Path(__file__).resolve().parent.parent)
 _HIDDEN = (_REGROW_DIR, f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}")
+_LONG_RUN = re.compile(r"[\w.-]{201,}")
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")  # 3.11's markers under a frame's line: tokens spent on nothing
 _FUNCTION_REPR = re.compile(r"<(?:function|bound method) ([\w.<>]+?)(?: of .*?)? at 0x[0-9a-fA-F]+>")
 
 
@@ -94,7 +96,8 @@ class Seen:
         return cls(passed=data["passed"], lines=frozenset(lines), duration=float(data["duration"]),
                    timed_out=data["timed_out"], failing_line=_line(data["failing_line"]),
                    hits={k: v for k, v in hits}, stopped_line=_line(data["stopped_line"]),
-                   stopped={k[:80]: _cap(redact_value(k, v), 200) for k, v in stopped[:12]}, **texts)
+                   stopped={k[:80]: MASK if is_secret_name(k) else again(v, 200) for k, v in stopped[:12]},
+                   **texts)
 
 
 _FIELDS = frozenset(field.name for field in dataclasses.fields(Seen))
@@ -104,17 +107,39 @@ _TEXTS = ("check", "reason", "explanation", "traceback", "call", "outcome")
 def _text(value: Any) -> str:
     if type(value) is not str:
         raise ValueError("a text field must be a string")
-    return _cap(redact_text(value), _TEXT)
+    return again(value)
+
+
+def redacted(text: str, limit: int = _TEXT) -> str:
+    """``text`` bounded, then redacted by shape and by name; masks already in it stay as they are
+    (``redact_text`` alone makes ``key="[REDACTED]"`` of ``key="sk-…"`` and leaves a bracket behind)."""
+    masked = mask_shapes(bounded(text, limit)).replace(MASK, "\x00")
+    return redact_text(masked).replace("\x00", MASK)
+
+
+again = redacted  # what a worker sent, redacted once more
+
+
+def mask_shapes(text: str) -> str:
+    """Credentials by shape (``sk-…``, ``AKIA…``, private keys), whatever they are called."""
+    for pattern in _VALUE_PATTERNS:
+        text = pattern.sub(_mask_match, text)
+    return text
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters *before* it is redacted: the cut drops the whole token
+    it falls in (no partial secret survives it), and runs of more than 200 word characters are
+    shortened (redaction's patterns take quadratic time on them)."""
+    if len(text) > limit:
+        text = re.sub(r"\S*\Z", "", text[:limit]) + " ..."
+    return _LONG_RUN.sub(lambda m: m.group()[:200] + "...", text)
 
 
 def _line(value: Any) -> int | None:
     if value is not None and type(value) is not int:
         raise ValueError("a line must be an int or null")
     return value
-
-
-def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,7 +245,7 @@ def observe(target: Target, check: Check, limit: float) -> Seen:
     duration = time.perf_counter() - started
     explanation = ""
     if result is not None and not result.passed:
-        error, explanation = result.error, result.detail or result.reason
+        error, explanation = result.error, redacted(result.detail or result.reason)
     passed = error is None and (result is None or result.passed)
     timed_out = isinstance(error, Overrun) or (not passed and duration >= limit)
     if passed:
@@ -249,7 +274,7 @@ def _recording(live: types.FunctionType, calls: list[tuple[str, str]]) -> Callab
             calls.append((shown, "did not return (stopped)" if stopped else f"raised {_exception(exc)}"))
             raise
         plain = not (inspect.isawaitable(value) or inspect.isgenerator(value) or inspect.isasyncgen(value))
-        calls.append((shown, f"returned {redact_text(safe_repr(value))}" if plain else ""))
+        calls.append((shown, f"returned {redacted(safe_repr(value))}" if plain else ""))
         return value
 
     return recorder
@@ -258,7 +283,8 @@ def _recording(live: types.FunctionType, calls: list[tuple[str, str]]) -> Callab
 def call_text(func: types.FunctionType, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str:
     """``name(a=1, b='x')`` with each argument's repr bounded and redacted."""
     bound = bind_arguments(func, args, dict(kwargs))
-    shown = ", ".join(f"{name}={_cap(redact_value(name, safe_repr(value)), 200)}" for name, value in bound.items())
+    shown = ", ".join(f"{name}={MASK if is_secret_name(name) else redacted(safe_repr(value), 200)}"
+                      for name, value in bound.items())
     return f"{func.__name__}({shown})"
 
 
@@ -285,7 +311,7 @@ def _own_frame(target: Target, error: BaseException | None) -> tuple[types.Frame
 
 
 def _locals(frame: types.FrameType) -> dict[str, str]:
-    return {name: _cap(redact_value(name, safe_repr(value)), 200)
+    return {name: MASK if is_secret_name(name) else redacted(safe_repr(value), 200)
             for name, value in list(frame.f_locals.items())[:12] if not name.startswith("__")}
 
 
@@ -294,14 +320,14 @@ def _exception(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         text = "<unprintable>"
-    return _cap(redact_text(f"{type(exc).__name__}: {text}" if text else type(exc).__name__), 400)
+    return redacted(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, 400)
 
 
 def _reason(error: BaseException | None, result: Any) -> str:
     if result is not None:
-        return str(result.reason)
+        return redacted(str(result.reason))
     if isinstance(error, CheckFailed):
-        return redact_text(str(error))
+        return redacted(str(error))
     return f"raised {_exception(error)}" if error is not None else "failed"
 
 
@@ -310,16 +336,16 @@ def _explain(error: BaseException | None) -> str:
     if error is None:
         return ""
     cause = error.__cause__ if isinstance(error, CheckFailed) and error.__cause__ is not None else error
-    text = redact_text(str(error)) if isinstance(error, CheckFailed) else ""
+    text = redacted(str(error)) if isinstance(error, CheckFailed) else ""
     if isinstance(cause, AssertionError):
-        message = str(cause).strip()
+        message = redacted(str(cause).strip())
         return message if message and message not in text else text or message or "assertion failed"
-    return text or "".join(traceback.format_exception_only(type(cause), cause)).strip()
+    return text or redacted("".join(traceback.format_exception_only(type(cause), cause)).strip())
 
 
 def _clean(text: str) -> str:
     """``<function f at 0x7f…>`` as ``f``: addresses say nothing to a model and change every run."""
-    return _cap(_FUNCTION_REPR.sub(r"\1", redact_text(text)), _TEXT)
+    return _FUNCTION_REPR.sub(r"\1", redacted(text))
 
 
 def _user_traceback(error: BaseException | None) -> str:
@@ -332,4 +358,4 @@ def _user_traceback(error: BaseException | None) -> str:
         return ""
     text = "".join([*traceback.StackSummary.from_list(frames[-8:]).format(),
                     *traceback.format_exception_only(type(cause), cause)])
-    return _clean(text)
+    return _clean("\n".join(line for line in text.split("\n") if not _CARETS.match(line)))

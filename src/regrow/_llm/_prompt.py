@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 
 from .._proposer import Attempt, Request
 from . import _sections as sections
-from ._evidence import Evidence
-from ._sections import ENGINE, cap, mask_shapes, shown, unstopped
+from ._evidence import Evidence, mask_shapes
+from ._sections import ENGINE, cap, shown, unstopped
 from ._strategy import Strategy
 
 _TOKEN = re.compile(r"[A-Za-z]+|\d{1,3}|\n|[ \t]{2,}|[^\sA-Za-z\d]")

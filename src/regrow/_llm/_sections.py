@@ -19,9 +19,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .._proposer import Attempt, Request
-from .._redact import _VALUE_PATTERNS, _mask_match
 from .._target import Target
-from ._evidence import COUNT, Evidence, Seen, test_source
+from ._evidence import COUNT, Evidence, Seen, mask_shapes, test_source
 
 ENGINE = "engine"
 _OVERRUN = re.compile(r"\bfailed: Overrun\b")
@@ -29,13 +28,6 @@ _OVERRUN = re.compile(r"\bfailed: Overrun\b")
 
 def cap(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def mask_shapes(text: str) -> str:
-    """Credentials by shape (``sk-…``, ``AKIA…``, private keys) hidden in source sent to a model."""
-    for pattern in _VALUE_PATTERNS:
-        text = pattern.sub(_mask_match, text)
-    return text
 
 
 def unstopped(text: str, limit: float | None = None) -> str:
@@ -82,7 +74,8 @@ def stuck_loop(target: Target, run: Seen, passing: Sequence[Seen]) -> Loop | Non
         return None
     loop = max(loops, key=lambda n: n.lineno)
     body = loop.body[0].lineno + offset
-    counts = [p.hits.get(body, 0) for p in passing if body in p.hits]
+    header = loop.lineno + offset
+    counts = [p.hits.get(body, 0) for p in passing if header in p.hits]
     kind = {"While": "while", "For": "for", "AsyncFor": "async for"}[type(loop).__name__]
     return Loop(relative(target, loop.lineno + offset), kind, run.hits.get(body, 0), max(counts) if counts else None)
 
@@ -142,7 +135,7 @@ def seen(request: Request, evidence: Evidence | None) -> list[str]:
         if run.explanation and trace.endswith(run.explanation.rstrip()):  # said just above
             trace = trace[: -len(run.explanation.rstrip())].rstrip()
             trace = trace.rsplit("\n", 1)[0] if trace.endswith(("AssertionError:", "Error:")) else trace
-        if full and trace and not (failure.traceback and trace.splitlines()[-1] in failure.traceback):
+        if full and trace and not all(line in failure.traceback for line in trace.splitlines()):  # not all shown
             parts.append("Traceback (your code only):\n" + cap(trace, 1500))
         return "\n".join(parts)
 
@@ -155,7 +148,7 @@ def _stopped(target: Target, run: Seen, evidence: Evidence) -> str:
     text = f"It did not finish in {evidence.limit:g}s"
     loop = stuck_loop(target, run, evidence.passing)
     if loop is not None:
-        more = "at least " if loop.iterations >= COUNT else ""
+        more = "at least " if loop.iterations == COUNT else ""  # 3.12+ stops counting there
         text += (f"; the `{loop.kind}` loop at {shown(target, loop.line)} ran {more}{loop.iterations:,} "
                  "iterations")
         if loop.passing_most is not None:
