@@ -34,7 +34,7 @@ FAST = RetryPolicy(max_retries=1, base_delay=0.01)
 SECRET = "sk-live-0123456789abcdefghijklmnop"
 
 PRICES = '''\
-def parse_price(text, api_key=None):
+def tag_price(text, api_key=None):
     """The amount in a price tag."""
     if text.startswith("$"):
         return float(text[1:])
@@ -49,7 +49,7 @@ def test_dollars(fn):
 def test_rupees(fn):
     assert fn("₹1,299", api_key="{secret}") == 1299.0
 '''.replace("{secret}", SECRET)
-FIXED = ('```python\ndef parse_price(text, api_key=None):\n    cleaned = text.lstrip("$₹").replace(",", "")\n'
+FIXED = ('```python\ndef tag_price(text, api_key=None):\n    cleaned = text.lstrip("$₹").replace(",", "")\n'
          '    return float(cleaned)\n```')
 
 SEARCH = '''\
@@ -114,12 +114,12 @@ def prices(make_module: Callable[[str], types.ModuleType]) -> types.ModuleType:
 def assert_price_evidence(prompt: str) -> None:
     # The failing test, its call with the arguments (the key masked by its name), what the call did.
     assert 'def test_rupees(fn):\n    assert fn("₹1,299", api_key="[REDACTED]") == 1299.0' in prompt
-    assert "The call: `parse_price(text='₹1,299', api_key=[REDACTED])` raised ValueError: could not convert " \
+    assert "The call: `tag_price(text='₹1,299', api_key=[REDACTED])` raised ValueError: could not convert " \
            "string to float: '₹1299'" in prompt
     # The traceback of the user's frames, with their source lines (the test's and the function's).
     assert re.search(r'line 14, in test_rupees\n\s+assert fn\("₹1,299", api_key="\[REDACTED\]"\) == 1299.0',
                      prompt)
-    assert re.search(r"line 6, in parse_price\n\s+return float\(cleaned\)", prompt)
+    assert re.search(r"line 6, in tag_price\n\s+return float\(cleaned\)", prompt)
     # Fault localization: the lines only the failing test runs first, with their scores.
     # (The failing checks: the replay of the failing call and test_rupees; the passing one: test_dollars.)
     suspicious = prompt.split("## Suspicious lines (fault localization over 2 failing and 1 passing checks", 1)[1]
@@ -134,7 +134,7 @@ def test_the_decorators_prompt_carries_the_evidence_of_its_tests(
     module = prices(make_module)
     server.add(Text(FIXED))
     healed = regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=[model(server)])(
-        module.parse_price)
+        module.tag_price)
 
     assert healed("₹1,299", api_key=SECRET) == 1299.0
 
@@ -147,7 +147,7 @@ def test_repairs_prompt_carries_the_evidence(server: OpenAIServer,
                                              make_module: Callable[[str], types.ModuleType]) -> None:
     module = prices(make_module)
     server.add(Text(FIXED))
-    result = regrow.repair(module.parse_price, ("₹1,299",), {"api_key": SECRET},
+    result = regrow.repair(module.tag_price, ("₹1,299",), {"api_key": SECRET},
                            tests=[module.test_dollars, module.test_rupees], proposers=[model(server)])
 
     assert result.ok and result.value == 1299.0

@@ -197,7 +197,7 @@ class _Run:
             key = prompt_key(prompt.system, prompt.user, strategy.params)
             if key not in self.sent:
                 break
-            self.ladder.climb("was answered before: this prompt had been sent already")  # change what is sent
+            self.ladder.climb("")  # it was sent already: change what is sent
         else:
             log.warning("regrow: %s: every prompt left to try was sent already; no more calls", self.proposer.name)
             return None

@@ -240,10 +240,15 @@ def engine(request: Request) -> list[str]:
     if not tried:
         return [""]
     attempts = list(tried.values())
-    operators = collections.Counter(a.candidate.operator or "edit" for a in attempts)
+    screened = {a.candidate.source.strip() for a in request.screened}
+    count = len(request.screened) + sum(1 for a in request.history if a.candidate.origin == ENGINE
+                                        and a.candidate.source.strip() not in screened)
+    # Pairs of edits ("constant+sibling") are many kinds of few each: one line says more.
+    operators = collections.Counter("pairs of two edits" if "+" in (a.candidate.operator or "")
+                                    else a.candidate.operator or "edit" for a in attempts)
     verdicts = collections.Counter(_check_label(a) for a in attempts)
     title = "## Already tried by the built-in engine"
-    head = (f"{title}\nIt judged {len(attempts)} candidates, each a small edit of the function (one or two "
+    head = (f"{title}\nIt judged {count} candidates, each a small edit of the function (one or two "
             f"tokens or statements), and none passed every check. Operators: {_counts(operators)}. Failed on: "
             f"{_counts(verdicts)}. A change that small is not enough: the fix needs a real edit.")
     closest = sorted((a for a in attempts if not a.verdict.ok),
@@ -251,10 +256,10 @@ def engine(request: Request) -> list[str]:
     near = [f"- {_edit_of(request.target, a)} ({a.candidate.operator or 'edit'}): {a.verdict.check}: "
             f"{cap(unstopped(a.verdict.reason), 200)}" for a in closest[:3]]
     if not near:
-        return [head, f"{title}\n{len(attempts)} small edits of the function; none passed."]
+        return [head, f"{title}\n{count} small edits of the function; none passed."]
     return [f"{head}\nThe ones that came closest, and why they failed:\n" + "\n".join(near),
             f"{head}\nThe closest:\n{near[0]}", head,
-            f"{title}\n{len(attempts)} small edits of the function; none passed."]
+            f"{title}\n{count} small edits of the function; none passed."]
 
 
 def _check_label(attempt: Attempt) -> str:
@@ -264,7 +269,8 @@ def _check_label(attempt: Attempt) -> str:
 
 def _counts(counter: collections.Counter[str], limit: int = 8) -> str:
     listed = ", ".join(f"{name} x{n}" for name, n in counter.most_common(limit))
-    return listed + (", …" if len(counter) > limit else "")
+    rest = sum(n for _, n in counter.most_common()[limit:])
+    return listed + (f", others x{rest}" if rest else "")
 
 
 def _closeness(request: Request, attempt: Attempt) -> tuple[int, ...]:
