@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ._checks import Check, PytestTests
+from ._deliver_cli import add_deliver_command, add_heal_options, after_failure, after_fix
 from ._engine import Engine
 from ._errors import RegrowError, TargetError
 from ._events import Event
@@ -21,8 +22,8 @@ from ._probe import Reach, SomeTests, probe, prove_in_copy
 from ._pytest_runner import CollectionError, open_suite, set_options
 from ._sandbox import InProcessSandbox
 from ._session import Budget, Session
+from ._store import Store
 from ._target import Target
-from ._writeback import write_back
 
 
 class _Printer:
@@ -94,12 +95,14 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
         print(f"regrow: proving fixes against the {len(seeing)} of {len(reach)} tests that call {name}", file=out)
     budget = Budget(max_candidates=args.max_candidates, timeout=args.timeout, candidate_timeout=args.candidate_timeout)
     printer = _Printer(out, args.quiet)
+    store = Store(args.store) if args.store else None
     session = Session(target, failure, checks, [Engine()], sandbox=InProcessSandbox(), budget=budget,
-                      on_event=[printer])
+                      on_event=[printer], store=store)
     result = session.run(install=False)
     if not result.ok or result.fix is None:
         print(f"regrow: no fix found after {max(printer.count, result.candidates)} candidates ({result.reason})",
               file=out)
+        after_failure(args, target, result, store, out)
         return 1
     # The engine judges its candidates itself and the session proves its best: count what was shown.
     print(f"regrow: fixed by {result.fix.describe()} after {max(printer.count, result.candidates)} candidates "
@@ -116,10 +119,7 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
             return 1
         print(f"regrow: the {len(spawning)} tests that run the code in a subprocess pass in a scratch copy with "
               "the fix written in", file=out)
-    if args.apply:
-        backup = write_back(target, result.fix.source)
-        print(f"regrow: wrote {target.filename} (backup: {backup})", file=out)
-    return 0
+    return after_fix(args, target, result, session.checks, store, out)
 
 
 def _imported_meanwhile(target: Target, where: str, reach: list[Reach]) -> Target | None:
@@ -153,7 +153,6 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("target", help="path/to/module.py::function (or ::Class.method), or package.module::function")
     heal.add_argument("--test", action="append", required=True, metavar="NODE",
                       help="a pytest node id or test file the fix must pass (repeatable)")
-    heal.add_argument("--apply", action="store_true", help="write the fix back to the file (with a backup)")
     heal.add_argument("--rootdir", default=None, help="pytest's rootdir (default: found by pytest)")
     heal.add_argument("--max-candidates", type=int, default=2000, help="candidates to try at most (2000)")
     heal.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole repair (300)")
@@ -162,7 +161,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="do not prove the tests that run the code in a subprocess against a scratch copy of the "
                            "tree with the fix written in")
     heal.add_argument("-q", "--quiet", action="store_true", help="print only passing verdicts and the result")
+    add_heal_options(heal)
     heal.set_defaults(run=_heal, pytest_args=[])
+    add_deliver_command(commands)
     bench = commands.add_parser("bench", help="run a benchmark manifest of buggy functions")
     try:
         from ._bench import configure  # type: ignore[import-not-found,unused-ignore]

@@ -22,6 +22,7 @@ from typing import Any, TypeVar, overload
 
 from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from ._config import SWITCHES
+from ._delivery import Keeper, WriteBackMode
 from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._evaluate import in_evaluation
 from ._events import Event, EventHandler, emit
@@ -64,6 +65,7 @@ class Healing:
         self._cooldown: dict[str, float] = {}  # fingerprint -> time before which it is not repaired again
         self._replaced: types.CodeType | None = None  # the code the last fix replaced
         self._installs = 0  # fixes installed so far: a waiting thread that sees it change calls again
+        self.keeper = Keeper(options.write_back)  # what becomes of a proven fix: heal(write_back=...)
         self._recorded: collections.deque[tuple[tuple[Any, ...], dict[str, Any], Any]] = collections.deque(
             maxlen=max(options.record, 1)
         )
@@ -234,6 +236,7 @@ class Healing:
         result = session.run(install=True)
         self.results.append(result)
         if result.ok:
+            self.keeper.proven(self.target, result, session.checks, self.options.store)
             self._replaced = running  # what a generator's caller was iterating (see resume)
             clear = getattr(self.entry, "cache_clear", None)
             if callable(clear):  # an lru_cache between heal and the def kept results of the old code
@@ -247,6 +250,11 @@ class Healing:
         else:
             self._cooldown[fingerprint] = now + self.options.cooldown
         return result
+
+    def write_back(self, mode: WriteBackMode = "apply", *, force: bool = False) -> Path | None:
+        """Keep this function's fixes as ``mode`` says from now on (``"off"``, ``"patch"``, ``"apply"``); a fix
+        installed and not kept yet is kept now. Returns the backup or patch record written, if any."""
+        return self.keeper.switch(mode, force)
 
     def _rebind(self, fn: types.FunctionType) -> None:
         """Point the wrapper at ``fn`` (its free variables differ, so ``__code__`` could not be swapped)."""
@@ -327,6 +335,7 @@ def heal(
     cooldown: float = 300.0,
     store: str | Path | Store | None = None,
     record: int = 0,
+    write_back: WriteBackMode = "off",
 ) -> Callable[[F], F]: ...
 def heal(
     func: Any = None,
@@ -346,6 +355,7 @@ def heal(
     cooldown: float = 300.0,
     store: str | Path | Store | None = None,
     record: int = 0,
+    write_back: WriteBackMode = "off",
 ) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
 
@@ -374,6 +384,8 @@ def heal(
     - ``record``: keep the last ``record`` healthy calls (deep copies of arguments and result);
       a fix must return the same results for them. Off by default: it costs time on every healthy
       call, and it assumes the results returned without a failure were right.
+    - ``write_back``: what a proven fix is kept as besides the live code: ``"off"`` (default),
+      ``"patch"`` (a patch and its provenance in ``.regrow/patches``), ``"apply"`` (the file). See docs/delivery.md.
 
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.
@@ -381,7 +393,7 @@ def heal(
     options = make_options(
         verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
         max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure=on_failure,
-        on_event=on_event, cooldown=cooldown, store=store, record=record,
+        on_event=on_event, cooldown=cooldown, store=store, record=record, write_back=write_back,
     )
 
     def decorate(fn: Any) -> Any:

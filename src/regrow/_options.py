@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._chain import default_chain
+from ._delivery import WriteBackMode, check_mode
 from ._engine import Engine
 from ._events import EventHandler
 from ._proposer import Proposer
@@ -48,6 +49,7 @@ class Options:
     cooldown: float = 300.0
     store: Store | None = None
     record: int = 0
+    write_back: WriteBackMode = "off"  # what a proven fix is kept as (see regrow._delivery)
 
     @property
     def oracle(self) -> bool:
@@ -77,6 +79,7 @@ def make_options(
     cooldown: float,
     store: str | Path | Store | None,
     record: int = 0,
+    write_back: WriteBackMode = "off",
 ) -> Options:
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
@@ -102,4 +105,4 @@ def make_options(
     if record < 0:
         raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
-                   on_failure, handlers, cooldown, store, record)
+                   on_failure, handlers, cooldown, store, record, check_mode(write_back))

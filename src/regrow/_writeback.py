@@ -1,20 +1,26 @@
-"""Writing a proven fix back to the source file: backed up, re-parsed, and replaced atomically.
+"""Writing a proven fix back to its source file, keeping every byte the fix did not change.
 
-This is the simple safe write-back: it refuses when the definition in the file is no longer the
-one that was read, never leaves a half-written file, and keeps a backup beside the original.
+In order, under a lock on the file: refuse a file with uncommitted git changes (unless forced), a
+read-only or hard-linked file (unless forced); read it; find the definition by qualname and check
+it is still the text the fix was proven on; build the new bytes and re-parse them; keep a backup;
+replace the file atomically with its mode and owner; read it back. When a step after the replace
+fails, the backup is put back, and the file is byte for byte what it was. See :mod:`regrow._rewrite`
+for what "every byte" means, and :mod:`regrow._files` for the atomic replace.
 """
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 import os
-import shutil
-import tempfile
-import textwrap
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
-from ._candidate import file_text_with
+from . import _files
 from ._errors import RegrowError
+from ._git import Git, GitError
+from ._rewrite import Edit, RewriteError, rewrite
+from ._source import dedent
 from ._target import Target
 
 
@@ -22,45 +28,115 @@ class WriteBackError(RegrowError):
     """The fix could not be written back; the file is as it was."""
 
 
-def write_back(target: Target, source: str) -> Path:
-    """Replace the target's definition in its file with ``source``; returns the backup's path."""
+@dataclasses.dataclass(frozen=True)
+class Written:
+    """A write-back that landed: the file, its backup, and its bytes before and after."""
+
+    path: Path
+    backup: Path
+    before: bytes
+    after: bytes
+
+
+def edit_of(target: Target, source: str, expected: str | None = None) -> Edit:
+    """The edit that puts ``source`` (a bare definition) in place of ``target``'s definition.
+
+    ``expected``: the definition's text in the file as the fix was proven on it (default: the
+    target's own, read when it was loaded), dedented, decorators included.
+    """
+    return Edit(target.qualname, target.indent, expected if expected is not None else target.source,
+                target.as_file_text(source))
+
+
+def written_text(target: Target, source: str) -> str:
+    """``source`` as the file's definition reads after a write-back, dedented (the next ``expected``)."""
+    return dedent(target.as_file_text(source), target.indent)
+
+
+def plan(target: Target, source: str, expected: str | None = None) -> tuple[bytes, bytes]:
+    """The file's bytes now, and with the fix in place (nothing written); raises :class:`WriteBackError`."""
     path = Path(target.filename)
+    before = _read(path)
+    return before, _rewritten(path, before, edit_of(target, source, expected))
+
+
+def write_back(target: Target, source: str, *, force: bool = False, expected: str | None = None,
+               after: Callable[[Path], None] | None = None) -> Written:
+    """Replace ``target``'s definition in its file with ``source``.
+
+    ``force`` writes over a file with uncommitted git changes, a read-only or a hard-linked file.
+    ``after`` runs once the new text has landed (still under the lock); if it raises, the file is
+    restored from the backup and :class:`WriteBackError` says why.
+    """
+    return write_edit(Path(target.filename), edit_of(target, source, expected), force=force, after=after)
+
+
+def write_edit(path: Path, edit: Edit, *, force: bool = False, after: Callable[[Path], None] | None = None) -> Written:
+    """Make ``edit`` in the file ``path`` (see :func:`write_back`)."""
+    real = path.resolve()  # a symlink's target is what is written: the link stays a link
+    with _files.locked(real):
+        _files.remove_stale_temps(real)
+        try:
+            info = os.stat(real)
+        except OSError as exc:
+            raise WriteBackError(f"cannot read {path}: {exc}") from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise WriteBackError(f"not writing {edit.qualname} back: {path} is not a regular file")
+        refused = "; ".join(reason for reason in ([] if force else [_files.refusal(real, info), _dirty(real)])
+                            if reason)
+        if refused:
+            raise WriteBackError(f"not writing {edit.qualname} back: {refused} (force to write it anyway)")
+        before = _read(real)
+        new = _rewritten(path, before, edit)
+        try:
+            kept = _files.backup(real, before, info)
+        except OSError as exc:
+            raise WriteBackError(f"cannot keep a backup of {path} ({exc}); nothing written") from exc
+        try:
+            _files.replace(real, new, info)
+        except (OSError, _files.FileError) as exc:
+            raise WriteBackError(f"cannot write {path} ({exc}); it is as it was") from exc
+        try:
+            if _read(real) != new:
+                raise WriteBackError(f"{path} did not read back as written")
+            if after is not None:
+                after(real)
+        except BaseException as exc:
+            _restore(real, kept, info, before)
+            if isinstance(exc, Exception):
+                raise WriteBackError(f"{path} was restored from {kept.name}: after the write, {exc}") from exc
+            raise
+    return Written(real, kept, before, new)
+
+
+def _restore(path: Path, backup: Path, info: os.stat_result, before: bytes) -> None:
+    data = backup.read_bytes()
+    if data != before:  # never put back anything but what was read
+        data = before
+    _files.replace(path, data, info)
+
+
+def _read(path: Path) -> bytes:
     try:
-        before, after = file_text_with(target, source)
+        return path.read_bytes()
     except OSError as exc:
         raise WriteBackError(f"cannot read {path}: {exc}") from exc
-    start = target.lineno - 1
-    current = "".join(before.splitlines(keepends=True)[start : start + len(target.source.splitlines())])
-    if textwrap.dedent(current) != target.source:
-        raise WriteBackError(f"{path} changed since {target.qualname} was read; not writing over it")
+
+
+def _rewritten(path: Path, before: bytes, edit: Edit) -> bytes:
     try:
-        ast.parse(after, filename=str(path))
-    except SyntaxError as exc:
-        raise WriteBackError(f"the patched {path} would not parse ({exc.msg}, line {exc.lineno}); not written") from exc
-    backup = _free_name(path.with_name(path.name + ".regrow-backup"))
-    shutil.copy2(path, backup)
-    _atomic_write(path, after)
-    return backup
+        return rewrite(before, edit)
+    except RewriteError as exc:
+        raise WriteBackError(f"not writing {edit.qualname} back to {path}: {exc}") from exc
 
 
-def _free_name(path: Path) -> Path:
-    candidate, n = path, 1
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}.{n}")
-        n += 1
-    return candidate
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".regrow-tmp")
+def _dirty(path: Path) -> str:
+    repo = Git.of(path)
+    if repo is None:
+        return ""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        said = repo.changes(path)
+    except GitError as exc:
+        return f"git cannot tell whether {path} has uncommitted changes ({exc})"
+    return f"{path} has uncommitted changes ({said.split()[0]} in git status)" if said else ""
+

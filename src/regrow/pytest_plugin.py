@@ -9,7 +9,9 @@ Mark a test with the function it exercises::
 Without ``--heal`` the plugin only registers the marker and changes nothing. With it, after the
 run each marked target whose tests failed is repaired by ``regrow heal`` in a separate process (a
 nested pytest would share this run's state), and the diff is shown in the terminal summary.
-``--heal-apply`` also writes the fix back (with a backup).
+``--heal-apply`` also writes the fix back (with a backup); ``--heal-patch DIR`` writes each fix as a
+patch with its provenance record, and each failure that was not fixed as a record (``regrow
+deliver DIR`` turns them into draft pull requests and issues; see docs/delivery.md).
 
 The oracle of a target is every test of it that this run can vouch for: its failing marked tests
 (what the fix must repair) and every test that passed here among its marked tests and all tests of
@@ -25,11 +27,13 @@ import dataclasses
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
+UNDELIVERED = 3  # regrow heal's exit status for a fix found but not kept (see regrow._deliver_cli)
 
 
 @dataclasses.dataclass
@@ -65,6 +69,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="after the run, repair the targets of failing tests marked heal and show the diffs")
     group.addoption("--heal-apply", action="store_true", default=False,
                     help="like --heal, and write each fix back to its file (a .regrow-backup is kept)")
+    group.addoption("--heal-patch", default=None, metavar="DIR",
+                    help="like --heal, and write each fix as a patch and its provenance record into DIR")
+    group.addoption("--heal-force", action="store_true", default=False,
+                    help="with --heal-apply: write over files with uncommitted git changes")
     group.addoption("--heal-timeout", type=float, default=300.0, metavar="SECONDS",
                     help="time for each target's repair (default 300)")
 
@@ -74,7 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "heal(target): the function this test exercises; with --heal a failure repairs it"
     )
     # Not in a pytest-xdist worker: it sees only its share of the tests, too few to guard a fix.
-    if (config.getoption("heal") or config.getoption("heal_apply")) and not hasattr(config, "workerinput"):
+    asked = config.getoption("heal") or config.getoption("heal_apply") or config.getoption("heal_patch")
+    if asked and not hasattr(config, "workerinput"):
         config.pluginmanager.register(Healer(config), "regrow-healer")
 
 
@@ -110,6 +119,10 @@ class Healer:
             command += ["--test", node]
         if config.getoption("heal_apply"):
             command.append("--apply")
+        if config.getoption("heal_force"):
+            command.append("--force")
+        if config.getoption("heal_patch"):
+            command += ["--patch", str(Path(config.getoption("heal_patch")).resolve())]
         command += ["--", *forwarded_options(config)]
         try:
             done = subprocess.run(command, cwd=config.rootpath, capture_output=True, text=True,
@@ -124,13 +137,16 @@ class Healer:
             return
         terminalreporter.section("regrow")
         for report in self.reports:
-            if report.code != 0:
+            if report.code == UNDELIVERED:
+                line = f"{report.target}: fixed, proven against {report.oracle.describe()}, but not kept"
+            elif report.code != 0:
                 line = f"{report.target}: not fixed; a fix had to pass {report.oracle.describe()}"
             elif "nothing to repair" in report.text:  # every test passed in the repair's own run
                 line = f"{report.target}: nothing to repair; {report.oracle.describe()} pass in a fresh run"
             else:
                 line = f"{report.target}: fixed, proven against {report.oracle.describe()}"
-            terminalreporter.write_line(line, green=report.code == 0, red=report.code != 0)
+            terminalreporter.write_line(line, green=report.code == 0, red=report.code not in (0, UNDELIVERED),
+                                        yellow=report.code == UNDELIVERED)
             text = report.text
             terminalreporter.write(text if text.endswith("\n") else text + "\n")
 
