@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import socket
 import sys
@@ -329,6 +330,42 @@ class GeminiServer(LoopbackServer):
             last = i == len(pieces) - 1
             yield sse(self._response(piece, (text.finish or "STOP") if last else None, last,
                                      (text.input_tokens, text.output_tokens)))
+
+
+def greedy(decide: Callable[[str, str, dict[str, Any]], str]) -> Callable[[Request], Text]:
+    """A script entry that decodes greedily: the same prompt always gets the same reply.
+
+    ``decide(system, user, params)`` makes the reply the first time a prompt is seen; ``params`` are
+    the sampling parameters sent (temperature, seed, top_p). Works for every wire.
+    """
+    replies: dict[str, str] = {}
+
+    def reply(request: Request) -> Text:
+        asked = chat_of(request)
+        digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+        return Text(replies.setdefault(digest, decide(*asked)))
+
+    return reply
+
+
+def chat_of(request: Request) -> tuple[str, str, dict[str, Any]]:
+    """The system and user prompts and the sampling parameters of an OpenAI, Anthropic or Gemini request."""
+    body = request.body
+    if "contents" in body:  # Gemini
+        config = body.get("generationConfig") or {}
+        system = "".join(p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts", []))
+        user = "".join(p.get("text", "") for c in body["contents"] for p in c.get("parts", []))
+        return system, user, {k: v for k, v in config.items() if k in ("temperature", "seed", "topP")}
+    messages = body["messages"]
+    if messages[0]["role"] == "system":  # OpenAI
+        system, user = messages[0]["content"], messages[1]["content"]
+    else:  # Anthropic
+        system, user = body.get("system", ""), messages[0]["content"]
+    if isinstance(system, list):
+        system = "".join(part.get("text", "") for part in system)
+    if isinstance(user, list):
+        user = "".join(part.get("text", "") for part in user)
+    return system, user, {k: v for k, v in body.items() if k in ("temperature", "seed", "top_p")}
 
 
 SERVERS: dict[str, type[LoopbackServer]] = {"openai": OpenAIServer, "anthropic": AnthropicServer,

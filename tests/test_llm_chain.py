@@ -8,7 +8,6 @@ same task a chain never needs more calls than the model alone.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import types
@@ -16,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from llm_servers import OpenAIServer, Request, Text
+from llm_servers import OpenAIServer, Text, greedy
 
 import regrow
 from regrow._llm import Limits, RetryPolicy, proposer_for
@@ -37,7 +36,7 @@ def test_dollars(fn):
 def test_rupees(fn):
     assert fn("₹1,299") == 1299.0
 '''
-ECHO = '```python\ndef chain_price(text):\n    if text.startswith("$"):\n        return float(text[1:])\n' \
+ECHO = '```python\ndef greedy_price(text):\n    if text.startswith("$"):\n        return float(text[1:])\n' \
        '    return float(text.replace("$", ""))\n```'
 EDIT = ('<<<<<<< SEARCH\n    return float(text.replace("$", ""))\n=======\n'
         '    return float(text.lstrip("₹").replace(",", ""))\n>>>>>>> REPLACE\n')
@@ -54,7 +53,7 @@ def heal(module: types.ModuleType, server: OpenAIServer, chain: bool, **options:
     llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST,
                        limits=Limits(max_calls_per_failure_per_hour=1000), **options)
     proposers = [regrow.Engine(), llm] if chain else [llm]
-    return regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=proposers)(module.chain_price)
+    return regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=proposers)(module.greedy_price)
 
 
 def test_the_models_prompt_summarises_what_the_engine_screened(
@@ -84,40 +83,67 @@ def test_the_models_prompt_summarises_what_the_engine_screened(
     assert estimate_tokens(summary) < 400  # a few lines, however many it tried
 
 
-def fix_when_asked_for_an_edit(system: str, user: str) -> str:
+def fix_when_asked_for_an_edit(system: str, user: str, params: dict[str, Any]) -> str:
     return EDIT if "<<<<<<< SEARCH" in system else ECHO
 
 
-def fix_when_told_of_the_echo(system: str, user: str) -> str:
+def fix_when_told_of_the_echo(system: str, user: str, params: dict[str, Any]) -> str:
     return EDIT if "the original sent back" in user else ECHO
 
 
-def always_fix(system: str, user: str) -> str:
+def always_fix(system: str, user: str, params: dict[str, Any]) -> str:
     return EDIT
-
-
-def greedy(decide: Callable[[str, str], str]) -> Callable[[Request], Text]:
-    """A server entry that decodes greedily: the same prompt (and temperature) always gets the same reply."""
-    replies: dict[str, str] = {}
-
-    def reply(request: Request) -> Text:
-        system, user = (m["content"] for m in request.body["messages"])
-        digest = hashlib.sha256(json.dumps([system, user, request.body.get("temperature")]).encode()).hexdigest()
-        return Text(replies.setdefault(digest, decide(system, user)))
-
-    return reply
 
 
 @pytest.mark.parametrize("decide", [always_fix, fix_when_asked_for_an_edit, fix_when_told_of_the_echo])
 @pytest.mark.parametrize("edit_format", ["whole", "edit"])
 def test_a_chain_costs_no_more_model_calls_than_the_model_alone(
-        decide: Callable[[str, str], str], edit_format: str, make_module: Callable[[str], types.ModuleType]) -> None:
+        decide: Callable[[str, str, dict[str, Any]], str], edit_format: str,
+        make_module: Callable[[str], types.ModuleType]) -> None:
     calls = {}
     for chain in (False, True):
         with OpenAIServer() as server:
             server.add(*[greedy(decide)] * 3)
-            healed = heal(make_module(PRICES), server, chain, edit_format=edit_format)
+            healed = heal(make_module(PRICES.replace("chain_price", "greedy_price")), server, chain,
+                          edit_format=edit_format)
             assert healed("₹1,299") == 1299.0
             calls[chain] = len(server.requests)
             assert len({json.dumps(r.body, sort_keys=True) for r in server.requests}) == calls[chain]
     assert calls[True] <= calls[False] <= 3
+
+
+class Screening:
+    """Judges candidates itself and offers none, as the engine does when none passes."""
+
+    name = "screening"
+
+    def __init__(self, sources: list[str]) -> None:
+        self.sources = sources
+
+    def propose(self, request: regrow.Request) -> Iterator[regrow.Candidate]:
+        for number, source in enumerate(self.sources, start=1):
+            candidate = regrow.Candidate(source, "engine", operator=f"op{number}", edit_size=1, line=4)
+            verdict = regrow.Verdict(False, "test:test_rupees", "test_rupees failed: assert 1299.0 == 1299.5")
+            for handler in request.events:
+                handler(regrow.Event("verdict", request.target.qualname, request.attempt, candidate, verdict))
+        yield from ()
+
+
+def test_a_model_that_repeats_a_screened_candidate_is_told_so(
+        server: OpenAIServer, make_module: Callable[[str], types.ModuleType]) -> None:
+    module = make_module(PRICES)
+    screened = ECHO.split("\n", 1)[1].rsplit("```", 1)[0].replace("greedy_price", "chain_price").replace(
+        'float(text.replace("$", ""))', 'float(text.replace("₹", ""))')
+    repeated = screened.replace("\n    return", "\n    # drop the rupee sign\n    return")
+    server.add(Text(f"```python\n{repeated}```"), Text(EDIT))
+    llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, edit_format="whole")
+    healed = regrow.heal(tests=[module.test_dollars, module.test_rupees],
+                         proposers=[Screening([screened]), llm])(module.chain_price)
+
+    assert healed("₹1,299") == 1299.0
+
+    first, second = (request.body["messages"][1]["content"] for request in server.requests)
+    assert "It judged 1 candidates" in first and "(op1): test:test_rupees: test_rupees failed" in first
+    assert "Reason: identical to engine op1 at line 4, which failed" in second
+    result = regrow.state(healed).last_result
+    assert result is not None and result.candidates == 1 and result.screened == 1

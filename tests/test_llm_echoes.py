@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llm_servers import AnthropicServer, OpenAIServer, Request, Text, failing_request
+from llm_servers import AnthropicServer, OpenAIServer, Request, Text, failing_request, greedy
+from llm_servers import chat_of as sent
 
 import regrow
 from regrow._llm import LLMProposer, RetryPolicy, proposer_for
@@ -75,27 +76,8 @@ def fenced(code: str) -> str:
     return f"```python\n{code}```"
 
 
-def sent(request: Request) -> tuple[str, str, dict[str, Any]]:
-    """What a chat completions request asked: its system and user messages and its sampling parameters."""
-    body = request.body
-    system, user = (m["content"] for m in body["messages"]) if "messages" in body and body["messages"][0][
-        "role"] == "system" else (body.get("system", ""), body["messages"][0]["content"])
-    params = {k: v for k, v in body.items() if k in ("temperature", "seed", "top_p")}
-    return system, user, params
-
-
 def key(request: Request) -> str:
     return hashlib.sha256(json.dumps(sent(request), sort_keys=True).encode()).hexdigest()
-
-
-def greedy(decide: Callable[[str, str, dict[str, Any]], str]) -> Callable[[Request], Text]:
-    """A server entry that decodes greedily: the same prompt always gets the same reply."""
-    replies: dict[str, str] = {}
-
-    def reply(request: Request) -> Text:
-        return Text(replies.setdefault(key(request), decide(*sent(request))))
-
-    return reply
 
 
 def test_an_echo_is_fed_back_and_every_call_changes_what_matters(server: OpenAIServer) -> None:

@@ -39,6 +39,7 @@ from ._transport import Chat, OnDelta, Reply, Transport, TransportError
 log = logging.getLogger("regrow")
 
 _EXCERPT = 1500  # characters of a refused reply shown in the next prompt
+_SCREENED_FORMS = 1000  # engine candidates a reply is compared with for a repeat
 _CLIMBS = 6  # rungs tried for a prompt that differs from every one sent, before the session ends
 
 
@@ -257,10 +258,11 @@ class _Run:
 
     def _known(self) -> dict[str, str]:
         """The normal forms of the session's candidates from others (judged, or screened by the engine)."""
-        if self.known is None:  # the engine's screened candidates, once: they are many
-            self.known = {}
-            for attempt in self.request.screened:
-                form = normal_form(attempt.candidate.source) if not attempt.verdict.ok else None
+        if self.known is None:  # the engine's screened candidates, once; parsing each costs ~0.25 ms, so
+            self.known = {}     # only the smallest edits (those a model is likeliest to send too)
+            failed = [a for a in self.request.screened if not a.verdict.ok]
+            for attempt in sorted(failed, key=lambda a: a.candidate.edit_size)[:_SCREENED_FORMS]:
+                form = normal_form(attempt.candidate.source)
                 if form is not None:
                     self.known[form] = attempt.candidate.describe()
         for attempt in self.request.history:  # few, and growing
