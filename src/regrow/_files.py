@@ -118,8 +118,7 @@ def backup(path: Path, data: bytes, like: os.stat_result) -> Path:
         target = _link_free(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    _sync_folder(path.parent)
-    return target
+    return target  # its folder entry is flushed with the replace that follows (one fsync of the folder)
 
 
 def _link_free(tmp: Path, path: Path) -> Path:

@@ -71,7 +71,7 @@ def definitions(text: str, qualname: str) -> list[tuple[int, int]]:
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     try:
-        wrapper = MetadataWrapper(libcst.parse_module(text))
+        wrapper = MetadataWrapper(libcst.parse_module(text), unsafe_skip_copy=True)
     except libcst.ParserSyntaxError as exc:
         raise RewriteError(f"it does not parse ({exc.message}, line {exc.raw_line})") from exc
     positions = wrapper.resolve(PositionProvider)
@@ -244,13 +244,22 @@ def _restyle(text: str, unit: str, indent: str) -> str:
 
 
 def _reparse(data: bytes, qualname: str) -> None:
-    """The new file must compile as Python reads it (encoding and all), with one definition of ``qualname``."""
+    """The new file must compile as Python reads it (encoding and all), with a definition of ``qualname``."""
     try:
-        compile(data, "<regrow write-back>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = compile(data, "<regrow write-back>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         raise RewriteError(f"the fixed file would not parse ({getattr(exc, 'msg', exc)}, line {line})") from exc
-    encoding, bom = encoding_of(data)
-    text = data[len(codecs.BOM_UTF8) :].decode(encoding) if bom else data.decode(encoding)
-    if not definitions(text, qualname):
+    if qualname not in _qualnames(tree, ""):
         raise RewriteError(f"the fixed file has no definition of {qualname}")
+
+
+def _qualnames(node: ast.AST, prefix: str) -> Iterator[str]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield prefix + child.name
+            yield from _qualnames(child, f"{prefix}{child.name}.<locals>.")
+        elif isinstance(child, ast.ClassDef):
+            yield from _qualnames(child, f"{prefix}{child.name}.")
+        else:
+            yield from _qualnames(child, prefix)
