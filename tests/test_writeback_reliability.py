@@ -181,7 +181,7 @@ def test_a_failed_step_after_the_write_restores_the_file_byte_for_byte(tmp_path,
         seen.append(written.read_bytes())
         raise RuntimeError("the step after the write failed")
 
-    with pytest.raises(WriteBackError, match="restored from .*the step after the write failed"):
+    with pytest.raises(WriteBackError, match=r"restored from .*the step after the write failed"):
         write_back(target, source, after=later_step)
     assert seen == [data.replace(b"n + 1", b"n - 1")]  # the new text had landed
     assert path.read_bytes() == data

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import _provenance as prov
 from ._errors import RegrowError
-from ._git import Git
+from ._git import Git, GitError
 from ._github import GitHub, Unprocessable
 from ._redact import redact_text
 from ._writeback import plan, write_back, written_text
@@ -188,8 +188,14 @@ def propose(record: Record, patch: bytes, git: Git, github: GitHub, *, remote: s
         if git.local_has(branch):
             raise RegrowError(f"a local branch {branch} exists but is not on {remote}; not moving it")
         commit = _commit(record, patch, git, force)
-        git.push_new(remote, commit, branch)
-        git.create_branch(branch, commit)  # only after the push: a failed push leaves no branch behind
+        try:
+            git.push_new(remote, commit, branch)
+        except GitError:
+            if not git.remote_has(remote, branch):
+                raise
+            # Another process pushed this failure's branch first: one branch, and one PR below either way.
+        else:
+            git.create_branch(branch, commit)  # only after the push: a failed push leaves no branch behind
     try:
         pull = github.create_pull(branch, base, f"regrow: fix {record.qualname}", pull_body(record))
     except Unprocessable as exc:
