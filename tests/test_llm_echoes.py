@@ -82,11 +82,13 @@ def key(request: Request) -> str:
 
 def test_an_echo_is_fed_back_and_every_call_changes_what_matters(server: OpenAIServer) -> None:
     server.add(*[Text(fenced(ORIGINAL.format(name="echo_a")))] * 3)
-    healed = regrow.heal(tests=[rupees], proposers=[model(server, edit_format="whole", seed=7)],
-                         max_attempts=3)(echo_a)
+    proposer = model(server, edit_format="whole", seed=7)
+    healed = regrow.heal(tests=[rupees], proposers=[proposer], max_attempts=3)(echo_a)
 
     with pytest.raises(ValueError, match="could not convert"):
         healed("₹1,299")
+    assert (proposer.last_usage.calls, proposer.last_usage.echoes, proposer.last_usage.repeats) == (3, 3, 0)
+    assert "3 echoes" in proposer.last_usage.summary()
 
     calls = [sent(request) for request in server.requests]
     assert len(calls) == 3 and len({key(request) for request in server.requests}) == 3
@@ -127,10 +129,11 @@ def test_a_repeat_in_other_clothes_is_refused_as_a_repeat(server: OpenAIServer) 
     dressed = wrong.replace("    return", '    """Strip the currency."""\n    # the rupee sign\n    return')
     server.add(Text(fenced(wrong)), Text(fenced(dressed)), Text(fenced(RIGHT.format(name="echo_c"))))
     events: list[regrow.Event] = []
-    healed = regrow.heal(tests=[rupees], proposers=[model(server, edit_format="whole")],
-                         on_event=events.append)(echo_c)
+    proposer = model(server, edit_format="whole")
+    healed = regrow.heal(tests=[rupees], proposers=[proposer], on_event=events.append)(echo_c)
 
     assert healed("₹1,299") == 1299.0
+    assert (proposer.usage.calls, proposer.usage.echoes, proposer.usage.repeats) == (3, 0, 1)
 
     refused = [e.message for e in events if e.type == "reply_refused"]
     assert refused == ["openai:gpt-test call 2: identical to openai:gpt-test call 1, which failed"]

@@ -47,6 +47,8 @@ class Usage:
     latency: float = 0.0
     cost: float = 0.0
     retries: int = 0
+    echoes: int = 0  # replies that were the original, unchanged
+    repeats: int = 0  # replies that were an earlier candidate again
 
     @property
     def tokens(self) -> int:
@@ -59,14 +61,18 @@ class Usage:
         self.latency += other.latency
         self.cost += other.cost
         self.retries += other.retries
+        self.echoes += other.echoes
+        self.repeats += other.repeats
 
     def copy(self) -> Usage:
         return dataclasses.replace(self)
 
     def summary(self) -> str:
         retries = f", {self.retries} retries" if self.retries else ""
+        echoes = f", {self.echoes} echoes" if self.echoes else ""
+        repeats = f", {self.repeats} repeats" if self.repeats else ""
         return (f"{self.calls} calls, {self.input_tokens} in / {self.output_tokens} out tokens, "
-                f"{self.latency:.2f}s, ${self.cost:.4f}{retries}")
+                f"{self.latency:.2f}s, ${self.cost:.4f}{retries}{echoes}{repeats}")
 
 
 @dataclasses.dataclass(frozen=True)

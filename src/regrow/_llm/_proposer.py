@@ -145,6 +145,13 @@ class LLMProposer:
             self.usage.add(call)
             self.last_usage = session.copy()
 
+    def _noted(self, session: Usage, kind: str) -> None:
+        """An echo or a repeat, counted in this session's usage and the proposer's."""
+        with self._lock:
+            setattr(session, kind, getattr(session, kind) + 1)
+            setattr(self.usage, kind, getattr(self.usage, kind) + 1)
+            self.last_usage = session.copy()
+
 
 class _Run:
     """One session's work: its calls, its meter, its memory of refused replies and of the prompts sent."""
@@ -279,6 +286,8 @@ class _Run:
 
     def _refuse(self, shown_text: str, reason: str, kind: str = "") -> None:
         label = f"{self.proposer.name} call {self.calls}"
+        if kind:
+            self.proposer._noted(self.meter.usage, {"echo": "echoes", "repeat": "repeats"}[kind])
         self.refused.append((len(self.request.history), Prior(label, shown_text, reason, ran=False, kind=kind)))
         self._emit("reply_refused", f"{label}: {reason}")
 
