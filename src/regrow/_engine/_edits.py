@@ -1,10 +1,10 @@
 """What an operator is and what it produces: one edit at one site of the function.
 
 An operator looks at one :class:`Site` and yields replacements: an expression for an expression
-site, a list of statements for a statement site (an empty list deletes it), or an :class:`Insert`
-of new statements beside a statement site. ``tier`` orders families (1 core mutations, 2 fix
-templates, 3 expression copy, 4 statement edits); ``prior`` orders operators inside a tier, lower
-first.
+site, a list of statements for a statement site (an empty list deletes it), an :class:`Insert`
+of new statements beside a statement site, or a :class:`Branch` added to an ``if``. ``tier``
+orders families (1 core mutations, 2 fix templates, 3 expression copy, 4 statement edits);
+``prior`` orders operators inside a tier, lower first.
 """
 
 from __future__ import annotations
@@ -29,7 +29,15 @@ class Insert:
     after: bool = False
 
 
-Replacement = ast.expr | list[ast.stmt] | Insert
+@dataclasses.dataclass(frozen=True)
+class Branch:
+    """A new ``elif test:`` with ``body``, put right after the body of an ``if`` statement site."""
+
+    test: ast.expr
+    body: list[ast.stmt]
+
+
+Replacement = ast.expr | list[ast.stmt] | Insert | Branch
 
 
 class Operator(Protocol):
@@ -70,11 +78,18 @@ def names_in(node: ast.AST) -> list[str]:
 
 
 def rename(node: ast.AST, old: str, new: str) -> ast.AST:
-    """A deep copy of ``node`` with every occurrence of the name ``old`` renamed to ``new``."""
-    twin = copy.deepcopy(node)
-    for child in ast.walk(twin):
-        if isinstance(child, ast.Name) and child.id == old:
-            child.id = new
+    """``node`` with every occurrence of the name ``old`` renamed to ``new``: copied along the way to each
+    renamed name, every other part shared with ``node`` (so that it keeps its text when spliced)."""
+    if isinstance(node, ast.Name) and node.id == old:
+        return with_fields(node, id=new)
+    if not any(isinstance(n, ast.Name) and n.id == old for n in ast.walk(node)):
+        return node
+    twin = copy.copy(node)
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            setattr(twin, field, [rename(v, old, new) if isinstance(v, ast.AST) else v for v in value])
+        elif isinstance(value, ast.AST):
+            setattr(twin, field, rename(value, old, new))
     return twin
 
 
@@ -109,16 +124,21 @@ def _label(node: ast.AST) -> str:
     return type(node).__name__
 
 
+_JUMPS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+# Nodes that are no token of their own: a sign is counted by its operator (``-x`` is one token more than ``x``).
+_STRUCTURE = (ast.expr_context, ast.Pass, ast.UnaryOp)
+
+
 def _labels(nodes: list[ast.AST]) -> Counter[str]:
-    return Counter(
-        _label(n) for root in nodes for n in ast.walk(root) if not isinstance(n, (ast.expr_context, ast.Pass))
-    )
+    return Counter(_label(n) for root in nodes for n in ast.walk(root) if not isinstance(n, _STRUCTURE))
 
 
 class EditSizes:
     """How many AST nodes an edit changes: the larger of the nodes added and the nodes removed.
 
-    The labels of each replaced node are counted once, however many edits replace it.
+    The labels of each replaced node are counted once, however many edits replace it. A jump put
+    before statements (``return x`` above a guard) removes them as surely as deleting them would,
+    and counts them too: such an edit disables code rather than changing it.
     """
 
     def __init__(self) -> None:
@@ -126,9 +146,17 @@ class EditSizes:
 
     def __call__(self, site: Site, new: Replacement) -> int:
         if isinstance(new, Insert):
-            return sum(_labels(list(new.stmts)).values())
+            return sum(_labels(list(new.stmts)).values()) + self._disabled(site, new)
+        if isinstance(new, Branch):
+            return 1 + sum(_labels([new.test, *new.body]).values())
         before = self._before.get(site.order)
         if before is None:
             before = self._before[site.order] = _labels([site.node])
         after = _labels(list(new) if isinstance(new, list) else [new])
         return max(sum((after - before).values()), sum((before - after).values()), 1)
+
+    def _disabled(self, site: Site, new: Insert) -> int:
+        block = getattr(site.parent, site.field, None)
+        if new.after or not new.stmts or not isinstance(new.stmts[-1], _JUMPS) or not isinstance(block, list):
+            return 0
+        return sum(_labels(block[site.index:]).values())

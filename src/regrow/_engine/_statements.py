@@ -4,7 +4,6 @@ its names (the bug is a missing or an extra line)."""
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Iterator
 
 from ._edits import Insert, Operator, Replacement, load, names_in, rename
@@ -56,7 +55,7 @@ class InsertCopy:
     def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
         if _in_block(site):
             for stmt in scope.statements:
-                yield from _placed(site, copy.deepcopy(stmt))
+                yield from _placed(site, stmt)  # shared: spliced as written
 
 
 class ReplaceWithCopy:
@@ -67,7 +66,7 @@ class ReplaceWithCopy:
             own = ast.dump(site.node)
             for stmt in scope.statements:
                 if ast.dump(stmt) != own:
-                    yield [copy.deepcopy(stmt)]
+                    yield [stmt]
 
 
 class InsertRenamedCopy:
