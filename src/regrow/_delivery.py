@@ -145,12 +145,12 @@ class Keeper:
         target, result, checks, store = self._pending
         if result.fix is None:
             return None
-        if mode == "patch":
+        if mode == "patch":  # the fix stays pending: write_back("apply") may still write it
             kept = save_patch(target, result, checks, store=store, expected=self._written)
         else:
             kept = write_back(target, result.fix.source, force=force, expected=self._written).backup
             self._written = written_text(target, result.fix.source)
-        self._pending = None
+            self._pending = None
         self.kept.append(kept)
         log.info("regrow: kept the fix of %s (%s): %s", target.qualname, mode, kept)
         return kept
