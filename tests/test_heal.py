@@ -157,10 +157,11 @@ def test_async_function_is_healed_without_blocking_the_loop(make_module):
 
         def test_sum(fn):
             assert asyncio.run(fn([1, 2, 3])) == 6
+            assert asyncio.run(fn([4, 4])) == 8
 
         @regrow.heal(tests=[test_sum])
         async def total(values):
-            result = 0
+            result = 1
             for i in range(1, len(values)):
                 result += values[i]
             return result / (len(values) - 3)
@@ -180,7 +181,7 @@ def test_async_function_is_healed_without_blocking_the_loop(make_module):
 
     started = time.monotonic()
     with pytest.raises(ZeroDivisionError):
-        asyncio.run(main())  # two bugs: out of reach for single edits; the original error propagates
+        asyncio.run(main())  # three bugs: out of reach for single and coupled edits; the original error propagates
     assert len(ticks) > 3, "the event loop kept running while healing"
     assert time.monotonic() - started < 60
 

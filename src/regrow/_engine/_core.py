@@ -75,8 +75,10 @@ def _identity(op: type[ast.operator], operand: ast.expr) -> bool:
 def _swap_op(node: ast.BinOp | ast.AugAssign) -> Iterator[ast.operator]:
     group = _ARITH if type(node.op) in _ARITH else _BITS
     operand = node.right if isinstance(node, ast.BinOp) else node.value
-    for other in group:
-        if other is not type(node.op) and not _identity(other, operand):
+    negated = isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.USub)
+    for other in group:  # ``x - -y`` is a sign dropped (UnaryMinus's), never a double negation
+        doubled = negated and other in (ast.Add, ast.Sub)
+        if other is not type(node.op) and not _identity(other, operand) and not doubled:
             yield other()
 
 
@@ -270,6 +272,9 @@ class OffByOne:
         node = site.node
         if not isinstance(node, ast.expr) or (isinstance(node, ast.Constant) and type(node.value) is int):
             return
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and \
+                isinstance(node.right, ast.Constant) and type(node.right.value) is int:
+            return  # ``x - 1`` ± 1 is ``x - 2`` (the literal's change) or ``x`` (a deletion), never ``x - 1 + 1``
         parent = site.parent
         is_range_arg = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                         and parent.func.id == "range" and site.field == "args")

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from ._blocks import BLOCKS
 from ._copy import COPY
 from ._core import CORE
 from ._edits import Insert, Operator, Replacement
 from ._statements import STATEMENTS
 from ._templates import TEMPLATES
+from ._values import VALUES
 
-OPERATORS: list[Operator] = [*CORE, *TEMPLATES, *COPY, *STATEMENTS]
+OPERATORS: list[Operator] = [*CORE, *VALUES, *TEMPLATES, *BLOCKS, *COPY, *STATEMENTS]
 """The operators the engine uses, in no particular order (the search ranks them)."""
 
 __all__ = ["OPERATORS", "Insert", "Operator", "Replacement"]

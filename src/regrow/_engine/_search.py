@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import itertools
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -26,10 +27,12 @@ from .._target import Target, find_function
 from ._edits import EditSizes, Operator, Replacement
 from ._inputs import vary_job
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
+from ._module import Module
 from ._operators import OPERATORS
+from ._pairs import Coupled, pairs
 from ._rank import Evidence, behaviour_job, rank
 from ._scope import Scope, Site
-from ._splice import splice
+from ._splice import splice, splice_both
 from ._worker import Overrun, Worker, time_limit
 
 Suspicion = Callable[[int], float]
@@ -93,12 +96,37 @@ class Plan:
             size = sizes(edit.site, edit.new)
             yield Candidate(text, origin="engine", operator=edit.op.name, edit_size=size, line=edit.site.line), edit
 
+    def coupled(self) -> Iterator[tuple[Candidate, _Edit]]:
+        """Distinct compiling candidates of two edits at separate sites (see :mod:`._pairs`)."""
+        seen = {_code_key(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))}
+        sizes = EditSizes()
+        for first, second in pairs(self.edits):
+            text = _compiled(splice_both(self.source, self.function, [(first.site, first.new),
+                                                                     (second.site, second.new)]), seen)
+            if text is None:
+                continue
+            self.stats.candidates += 1
+            both = Coupled(first.op, second.op)
+            size = sizes(first.site, first.new) + sizes(second.site, second.new)
+            yield (Candidate(text, origin="engine", operator=both.name, edit_size=size, line=first.site.line),
+                   _Edit(first.key, both, first.site, first.new))
+
 
 def _materialise(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, edit: _Edit,
                  seen: set[tuple[object, ...]]) -> str | None:
     """The edited source, or ``None`` when it does not compile or compiles to a candidate already seen."""
     try:
         text = splice(source, function, edit.site, edit.new)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return _compiled(text, seen)
+
+
+def _compiled(text: str | None, seen: set[tuple[object, ...]]) -> str | None:
+    """``text`` unless it does not compile or compiles to a candidate already seen."""
+    if text is None:
+        return None
+    try:
         code = compile(text, "<regrow candidate>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError):  # 'break' outside a loop and the like
         return None
@@ -196,7 +224,7 @@ class Engine:
         score = suspicion(spectrum, failing)
         offset = target.def_lineno - 1  # site lines count from the def line; coverage has file lines
         edits = []
-        scope = Scope.of(function)
+        scope = Scope.of(function, Module.of(target))
         for site in scope.sites:
             weight = score(site.line + offset)
             for op in self.operators:
@@ -230,7 +258,8 @@ class Engine:
         budget = max(request.max_candidates - len(request.history), 0)
         found: list[Evidence] = []
         since_first = 0  # counted, not timed, so that the same inputs give the same neighbourhood
-        for candidate, edit in plan.candidates(lambda: found[0].candidate.edit_size if found else None):
+        singles = plan.candidates(lambda: found[0].candidate.edit_size if found else None)
+        for candidate, edit in itertools.chain(singles, _unless(found, plan.coupled)):
             if stats.evaluated >= budget or time.monotonic() >= deadline or since_first > self.neighbourhood:
                 break
             stats.evaluated += 1
@@ -247,6 +276,13 @@ class Engine:
         stats.plausible = len(found)
         stats.search_seconds = time.monotonic() - started
         return found
+
+
+def _unless(found: list[Evidence], then: Callable[[], Iterator[tuple[Candidate, _Edit]]],
+            ) -> Iterator[tuple[Candidate, _Edit]]:
+    """``then()``'s candidates, only if nothing was ``found`` by the time they are asked for."""
+    if not found:
+        yield from then()
 
 
 def judge(worker: Worker, target: Target, source: str, timeout: float) -> dict[str, Any]:

@@ -15,6 +15,14 @@ _CONSUMERS = frozenset({"sum", "len", "sorted", "list", "set", "tuple", "enumera
                         "all", "reversed", "join"})
 
 
+def _arithmetic(node: ast.AST) -> bool:
+    """Whether ``node`` may be a number worth clamping, squaring or adding to: not a literal (``abs(-1)`` is
+    ``1``), a collection, a string or a condition."""
+    if isinstance(node, ast.UnaryOp):
+        return not isinstance(node.op, ast.Not) and _arithmetic(node.operand)
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.BinOp))
+
+
 def _related(node: ast.AST, scope: Scope) -> list[str]:
     """The variables a template may draw on: those ``node`` uses first, then the rest."""
     used = [name for name in names_in(node) if name in scope.variables]
@@ -55,7 +63,7 @@ class Clamp:
 
     def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
         node = site.node
-        if not isinstance(node, ast.expr) or not is_value(site) or isinstance(node, ast.Constant):
+        if not isinstance(node, ast.expr) or not is_value(site) or not _arithmetic(node):
             return
         yield call("max", ast.Constant(0), node)
         for bound in _related(node, scope):
@@ -107,7 +115,8 @@ class AddTerm:
 
     def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
         node = site.node
-        if not isinstance(node, ast.expr) or not is_value(site):
+        numeric = isinstance(node, ast.Constant) and type(node.value) in (int, float)
+        if not isinstance(node, ast.expr) or not is_value(site) or not (numeric or _arithmetic(node)):
             return
         for var in _related(node, scope):
             if var not in names_in(node):
@@ -120,7 +129,7 @@ class SquareOrAbs:
 
     def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
         node = site.node
-        if isinstance(node, ast.expr) and is_value(site) and not isinstance(node, ast.Constant):
+        if isinstance(node, ast.expr) and is_value(site) and _arithmetic(node):
             yield call("abs", node)
             yield ast.BinOp(node, ast.Pow(), ast.Constant(2))
 

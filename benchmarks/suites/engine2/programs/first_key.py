@@ -1,0 +1,4 @@
+def first_key(table):
+    """The first key inserted into ``table``, or None when it is empty."""
+    keys = table.keys()
+    return keys[0] if keys else None

@@ -1,0 +1,6 @@
+def total_weight(parcels):
+    """The summed "kg" of the parcels; missing parcels (None) count nothing."""
+    total = 0
+    for parcel in parcels:
+        total += parcel["kg"]
+    return total
