@@ -56,3 +56,6 @@ bench-realcode: $(VENV)/.installed-dev
 	$(BIN)/regrow bench .cache/realcode/$(REALCODE_MANIFEST) --jobs 2 --out bench-results/realcode
 	$(BIN)/python benchmarks/fetch_sdists.py report bench-results/realcode/results.json \
 		--manifest .cache/realcode/$(REALCODE_MANIFEST)
+
+# `make bench-llm`: regrow vs self-heal on a real local model, the engine-unfixable tasks (docs/bench-llm.md; not CI).
+include mk/bench-llm.mk
