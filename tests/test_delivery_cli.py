@@ -110,7 +110,8 @@ def test_no_fix_opens_one_issue_and_comments_on_a_repeat(tmp_path, server):
     first, second = run(work, server, *args), run(work, server, *args)
     assert (first.returncode, second.returncode) == (1, 1), first.stderr
     [issue] = server.issues
-    assert issue["title"] == "regrow could not repair clamp (AssertionError)" and "### Ledger (redacted)" in issue["body"]
+    assert issue["title"] == "regrow could not repair clamp (AssertionError)"
+    assert "### Ledger (redacted)" in issue["body"]
     assert len(server.comments) == 1 and "issue opened" in first.stdout and "issue commented" in second.stdout
 
 
