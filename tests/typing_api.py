@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import regrow
@@ -15,7 +16,7 @@ def plain(x: int, y: str = "a") -> float:
     return float(x)
 
 
-@regrow.heal(verify=lambda r: r > 0, tests=[lambda fn: None], on_failure="return_none")
+@regrow.heal(verify=lambda r: r > 0, tests=[lambda fn: None], on_failure="return_none", write_back="patch")
 def configured(x: int) -> int:
     return x
 
@@ -35,3 +36,4 @@ if TYPE_CHECKING:
     assert_type(regrow.repair(plain, args=(1,)), regrow.RepairResult)
     assert_type(regrow.state(plain), regrow.Healing)
     assert_type(regrow.state(plain).last_result, regrow.RepairResult | None)
+    assert_type(regrow.state(plain).write_back("apply", force=True), Path | None)
