@@ -1,0 +1,565 @@
+"""``make bench-llm``: regrow's model path beside self-heal's, one local model, the engine-unfixable tasks.
+
+    python benchmarks/llm/run.py all --model-file .cache/bench-llm/MODEL.gguf   # what make bench-llm runs
+    python benchmarks/llm/run.py report                                          # the tables again, from OUT
+
+Run in the bench environment (``.venv-bench-llm``: gpt4all, self-heal-llm, and regrow at the
+measured commit). The steps:
+
+1. **engine** — ``regrow bench --proposer engine`` on each suite's candidates: regrow40's tasks
+   marked ``fixable = false``, every engine2 task, and a deterministic sample of the real-code
+   suite (the first ``--realcode-sample`` tasks by sha256 of their names). Results are kept in
+   ``OUT/engine/<suite>/`` and reused while the regrow commit and the candidates are unchanged.
+2. **select** — the tasks the engine did not fix (``not-fixed`` or ``timeout``; each has a
+   reference), each suite's in sha256-of-name order, taken round-robin over the suites until
+   ``--tasks``. Written to ``OUT/tasks.toml``.
+3. **systems** — the model server (``serve.py``) on loopback, then per task, in turn:
+   ``regrow bench --proposer llm`` and ``--proposer chain`` (model ``openai:<name>`` at the
+   server, ``--jobs 1``), and self-heal 0.5.0 with its own loop (``selfheal_task.py``), whose fix
+   is then judged by ``judge_fix.py`` as regrow bench judges its own. The same model, decoding,
+   reply cap and call budget (``--calls``, 3: regrow's default per session) for all three. Before
+   each run the driver posts a mark to the server, so its request log splits by system and task.
+4. **report** — ``OUT/results.json`` and ``OUT/results.md`` from the runs and the request log:
+   per system the tasks, fixes, correct fixes, model calls, echoes (a reply whose function is the
+   original's, up to formatting, comments and docstrings), repeats (a prompt already sent for the
+   same task), tokens in and out, model time and wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+SYSTEMS = ("regrow-llm", "regrow-chain", "self-heal")
+SUITES = ("regrow40", "engine2", "realcode")
+UNFIXED = ("not-fixed", "timeout")
+FIX_STATUSES = ("correct", "wrong", "unjudged", "fixed")
+
+
+# -- manifests --------------------------------------------------------------------------------------------------------
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def write_manifest(path: Path, name: str, tasks: list[dict[str, Any]]) -> str:
+    """A manifest ``regrow bench`` reads, each task with its absolute root; returns its text."""
+    lines = [f"# Written by benchmarks/llm/run.py: do not edit.\n[suite]\nname = {_toml_value(name)}\nroot = \".\"\n"]
+    for task in tasks:
+        lines.append("[[task]]")
+        for key in ("name", "target", "tests", "root", "reference", "fixable", "family", "bug", "min_calls"):
+            if task.get(key) is not None:
+                lines.append(f"{key} = {_toml_value(task[key])}")
+        lines.append("")
+    text = "\n".join(lines)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def load_tasks(manifest: Path) -> list[dict[str, Any]]:
+    from regrow._bench._manifest import load
+
+    return [{**task.as_dict(), "suite_file": str(manifest)} for task in load(manifest).tasks]
+
+
+def name_order(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+def candidates(suite: str, sample: int) -> tuple[list[dict[str, Any]], str]:
+    """The tasks of ``suite`` the engine pass runs on, and where they came from (or why none)."""
+    if suite == "regrow40":
+        manifest = REPO / "benchmarks/suites/regrow40/manifest.toml"
+        return [t for t in load_tasks(manifest) if t["fixable"] is False], "fixable = false in the manifest"
+    if suite == "engine2":
+        manifest = REPO / "benchmarks/suites/engine2/manifest.toml"
+        if not manifest.exists():
+            return [], "benchmarks/suites/engine2 is not present"
+        return load_tasks(manifest), "every task"
+    manifest = REPO / ".cache/realcode/manifest.toml"
+    if not manifest.exists():
+        return [], ".cache/realcode/manifest.toml is missing (make bench-realcode materialises it)"
+    tasks = sorted(load_tasks(manifest), key=lambda t: name_order(t["name"]))[:sample]
+    return tasks, f"the first {sample} of {len(load_tasks(manifest))} tasks by sha256 of their names"
+
+
+# -- running things ---------------------------------------------------------------------------------------------------
+
+def regrow_bin() -> str:
+    return str(Path(sys.executable).with_name("regrow"))
+
+
+def run_bench(manifest: Path, out: Path, proposer: str, *, jobs: int, timeout: float, task: str | None = None,
+              env: dict[str, str] | None = None, model: str | None = None) -> list[dict[str, Any]]:
+    command = [regrow_bin(), "bench", str(manifest), "--proposer", proposer, "--jobs", str(jobs),
+               "--timeout", str(timeout), "--out", str(out)]
+    if task:
+        command += ["--task", task]
+    if model:
+        command += ["--model", model]
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "bench.log").open("w", encoding="utf-8") as log:
+        done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False, cwd=REPO)
+    results = out / "results.json"
+    if done.returncode != 0 or not results.exists():
+        tail = (out / "bench.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+        raise RuntimeError(f"regrow bench exited {done.returncode}: {' | '.join(tail)}")
+    return list(json.loads(results.read_text(encoding="utf-8"))["tasks"])
+
+
+def task_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def run_script(script: str, spec: dict[str, Any], work: Path, cwd: str, timeout: float,
+               python: str = sys.executable) -> dict[str, Any]:
+    work.mkdir(parents=True, exist_ok=True)
+    spec_path, result_path = work / f"{script}.spec.json", work / f"{script}.result.json"
+    spec_path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
+    result_path.unlink(missing_ok=True)
+    started = time.monotonic()
+    with (work / f"{script}.log").open("w", encoding="utf-8") as log:
+        try:
+            process = subprocess.Popen([python, str(HERE / f"{script}.py"), str(spec_path), str(result_path)],
+                                       cwd=cwd, env=task_env(), stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return {"status": "timeout", "reason": f"killed after {timeout:g}s",
+                    "time": round(time.monotonic() - started, 3)}
+    try:
+        return dict(json.loads(result_path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {"status": "error", "reason": f"{script} exited {process.returncode} without a result",
+                "time": round(time.monotonic() - started, 3)}
+
+
+class Server:
+    """serve.py on loopback for the duration of the runs."""
+
+    def __init__(self, model_file: Path, port: int, log: Path, name: str, max_tokens: int, stderr: Path) -> None:
+        self.url = f"http://127.0.0.1:{port}"
+        self.name = name
+        self.stderr = stderr.open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            [sys.executable, str(HERE / "serve.py"), "--model", str(model_file), "--port", str(port), "--log", str(log),
+             "--name", name, "--max-tokens", str(max_tokens)], stdout=self.stderr, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL)
+        for _ in range(240):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the model server exited with {self.process.returncode} (see {stderr})")
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(f"{self.url}/health", timeout=2).read()
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"the model server did not answer on {self.url} in 120s (see {stderr})")
+
+    def mark(self, label: str) -> None:
+        request = urllib.request.Request(f"{self.url}/bench/mark", json.dumps({"label": label}).encode(),
+                                         {"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=30).read()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.stderr.close()
+
+
+# -- the steps --------------------------------------------------------------------------------------------------------
+
+def engine_pass(out: Path, sample: int, commit: str) -> dict[str, Any]:
+    """Every suite's candidates through the engine alone (reused while nothing changed)."""
+    summary: dict[str, Any] = {}
+    for suite in SUITES:
+        tasks, origin = candidates(suite, sample)
+        folder = out / "engine" / suite
+        if not tasks:
+            summary[suite] = {"candidates": 0, "origin": origin, "results": []}
+            print(f"bench-llm: engine pass, {suite}: skipped ({origin})", flush=True)
+            continue
+        text = write_manifest(folder / "candidates.toml", f"{suite}-candidates", tasks)
+        key = hashlib.sha256(f"{commit}\n{text}".encode()).hexdigest()
+        stamp, results_file = folder / "key.txt", folder / "results.json"
+        if stamp.exists() and stamp.read_text().strip() == key and results_file.exists():
+            results = json.loads(results_file.read_text(encoding="utf-8"))["tasks"]
+            print(f"bench-llm: engine pass, {suite}: {len(tasks)} tasks, reused from {results_file}", flush=True)
+        else:
+            print(f"bench-llm: engine pass, {suite}: {len(tasks)} tasks ({origin})", flush=True)
+            started = time.monotonic()
+            results = run_bench(folder / "candidates.toml", folder, "engine", jobs=2, timeout=60.0)
+            stamp.write_text(key + "\n")
+            print(f"bench-llm: engine pass, {suite}: done in {time.monotonic() - started:.0f}s", flush=True)
+        summary[suite] = {"candidates": len(tasks), "origin": origin,
+                          "statuses": dict(Counter(r["status"] for r in results)),
+                          "results": [{"name": r["name"], "status": r["status"]} for r in results]}
+    return summary
+
+
+def select(engine: dict[str, Any], limit: int, out: Path, sample: int) -> list[dict[str, Any]]:
+    queues: list[list[dict[str, Any]]] = []
+    for suite in SUITES:
+        tasks = {t["name"]: t for t in candidates(suite, sample)[0]}
+        unfixed = [tasks[r["name"]] for r in engine[suite]["results"]
+                   if r["status"] in UNFIXED and r["name"] in tasks and tasks[r["name"]].get("reference")]
+        queues.append([{**t, "suite": suite} for t in sorted(unfixed, key=lambda t: name_order(t["name"]))])
+        engine[suite]["unfixed"] = len(unfixed)
+    chosen: list[dict[str, Any]] = []
+    while len(chosen) < limit and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < limit:
+                chosen.append(queue.pop(0))
+    write_manifest(out / "tasks.toml", "bench-llm", chosen)
+    (out / "tasks.json").write_text(json.dumps(chosen, indent=1) + "\n", encoding="utf-8")
+    return chosen
+
+
+def run_systems(tasks: list[dict[str, Any]], args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
+    log = out / "calls.jsonl"
+    if log.exists():
+        log.rename(out / f"calls-{int(log.stat().st_mtime)}.jsonl.old")
+    server = Server(Path(args.model_file), args.port, log, args.model_name, args.max_tokens, out / "server.log")
+    base_url = f"{server.url}/v1"
+    model = f"openai:{args.model_name}"
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "not-needed"}
+    rows: list[dict[str, Any]] = []
+    rows_file = out / "runs.json"
+    try:
+        for number, task in enumerate(tasks, start=1):
+            for system in args.systems:
+                server.mark(f"{system}|{task['name']}")
+                started = time.monotonic()
+                work = out / "work" / system / task["name"]
+                try:
+                    if system == "self-heal":
+                        row = run_self_heal(task, args, work, base_url)
+                    else:
+                        result = run_bench(out / "tasks.toml", work, system.split("-")[1], jobs=1,
+                                           timeout=args.timeout, task=task["name"], env=env, model=model)[0]
+                        row = {"status": result["status"], "reason": result.get("reason", ""),
+                               "operator": result.get("operator"), "patch": result.get("patch"),
+                               "counterexample": result.get("counterexample"),
+                               "judged_calls": result.get("judged_calls"), "engine": result.get("engine") or {}}
+                except Exception as exc:  # one broken run must not end the benchmark
+                    row = {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
+                row.update(system=system, task=task["name"], suite=task["suite"],
+                           wall=round(time.monotonic() - started, 3))
+                rows.append(row)
+                rows_file.write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
+                print(f"  [{number}/{len(tasks)}] {task['name']} {system}: {row['status']} ({row['wall']:.0f}s)",
+                      flush=True)
+        server.mark("end")
+    finally:
+        server.stop()
+    return rows
+
+
+def run_self_heal(task: dict[str, Any], args: argparse.Namespace, work: Path, base_url: str) -> dict[str, Any]:
+    plain = {k: task[k] for k in ("name", "target", "tests", "root", "reference", "fixable", "family", "bug",
+                                  "min_calls")}
+    spec = {"task": plain, "model": args.model_name, "base_url": base_url, "calls": args.calls,
+            "call_seconds": args.call_seconds}
+    healed = run_script("selfheal_task", spec, work, task["root"], args.timeout, python=args.self_heal_python)
+    row = {"status": "not-fixed" if healed["status"] == "not-fixed" else healed["status"],
+           "reason": healed.get("reason", ""), "self_heal": healed}
+    if healed["status"] == "fixed":
+        judged = run_script("judge_fix", {"task": plain, "source": healed["source"], "timeout": 120.0}, work,
+                            task["root"], 180.0)
+        row.update(status=judged["status"], judge=judged, counterexample=judged.get("counterexample"),
+                   judged_calls=judged.get("judged_calls"), claimed=True)
+    return row
+
+
+# -- the report -------------------------------------------------------------------------------------------------------
+
+def _normal(node: ast.AST) -> str:
+    node = ast.parse(ast.unparse(node)).body[0]  # a copy
+    for item in ast.walk(node):
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = item.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                item.body = body[1:] or [ast.Pass()]
+            if not isinstance(item, ast.ClassDef):
+                item.decorator_list = []
+    return ast.dump(node, include_attributes=False)
+
+
+def original_function(task: dict[str, Any]) -> tuple[str, str | None]:
+    """The target's name and its normal form (``None`` if it cannot be found)."""
+    where, _, qualname = task["target"].partition("::")
+    tree = ast.parse(Path(task["root"], where).read_text(encoding="utf-8"))
+    scope: list[ast.stmt] = tree.body
+    *owners, name = qualname.split(".")
+    for owner in owners:
+        found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == owner), None)
+        if found is None:
+            return name, None
+        scope = found.body
+    node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+    return name, _normal(node) if node is not None else None
+
+
+_FENCE = re.compile(r"(```+|~~~+)[^\n]*\n(.*?)\1", re.DOTALL)
+
+
+def reply_function(reply: str, name: str) -> str | None:
+    """The normal form of the last definition of ``name`` in a reply (fenced blocks, else the whole text)."""
+    import textwrap
+
+    found = None
+    for block in [m.group(2) for m in _FENCE.finditer(reply)] or [reply]:
+        for text in (block, textwrap.dedent(block)):
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                    found = node
+            break
+    return _normal(found) if found is not None else None
+
+
+def read_log(path: Path) -> dict[str, list[dict[str, Any]]]:
+    calls: dict[str, list[dict[str, Any]]] = {}
+    if not path.exists():
+        return calls
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("kind") == "chat" and record.get("label"):
+            calls.setdefault(record["label"], []).append(record)
+    return calls
+
+
+def call_stats(records: list[dict[str, Any]], name: str, original: str | None) -> dict[str, Any]:
+    seen: set[str] = set()
+    stats = Counter()
+    for record in records:
+        stats["calls"] += 1
+        if record["prompt_sha256"] in seen:
+            stats["repeats"] += 1
+        seen.add(record["prompt_sha256"])
+        if "error" in record:
+            stats["errors"] += 1
+            continue
+        got = reply_function(record.get("reply", ""), name)
+        if got is None:
+            stats["no_function"] += 1
+        elif original is not None and got == original:
+            stats["echoes"] += 1
+        if record.get("finish_reason") == "length":
+            stats["cut_off"] += 1
+        stats["tokens_in"] += record.get("prompt_tokens", 0)
+        stats["tokens_out"] += record.get("completion_tokens", 0)
+        stats["model_ms"] += int(1000 * record.get("seconds", 0))
+    return {k: stats[k] for k in ("calls", "echoes", "repeats", "no_function", "cut_off", "errors", "tokens_in",
+                                  "tokens_out")} | {"model_seconds": round(stats["model_ms"] / 1000, 1)}
+
+
+def report(out: Path) -> dict[str, Any]:
+    meta = json.loads((out / "meta.json").read_text(encoding="utf-8"))
+    tasks = json.loads((out / "tasks.json").read_text(encoding="utf-8"))
+    rows = json.loads((out / "runs.json").read_text(encoding="utf-8")) if (out / "runs.json").exists() else []
+    logs = read_log(out / "calls.jsonl")
+    by_name = {t["name"]: t for t in tasks}
+    originals = {t["name"]: original_function(t) for t in tasks}
+    for row in rows:
+        name, original = originals[row["task"]]
+        row["calls"] = call_stats(logs.get(f"{row['system']}|{row['task']}", []), name, original)
+        row["fix"] = row["status"] in FIX_STATUSES
+    systems: dict[str, Any] = {}
+    for system in dict.fromkeys(r["system"] for r in rows):
+        mine = [r for r in rows if r["system"] == system]
+        total = Counter()
+        for r in mine:
+            total.update({k: v for k, v in r["calls"].items() if k != "model_seconds"})
+        statuses = Counter(r["status"] for r in mine)
+        systems[system] = {
+            "tasks": len(mine), "fixes": sum(r["fix"] for r in mine), "correct": statuses["correct"],
+            "wrong": statuses["wrong"], "unjudged": statuses["unjudged"], **dict(total),
+            "echo_or_repeat_percent": round(100 * (total["echoes"] + total["repeats"]) / total["calls"], 1)
+            if total["calls"] else None,
+            "model_seconds": round(sum(r["calls"]["model_seconds"] for r in mine), 1),
+            "wall_seconds": round(sum(r["wall"] for r in mine), 1), "statuses": dict(statuses),
+        }
+    chain_over = []
+    for task in tasks:
+        calls = {r["system"]: r["calls"]["calls"] for r in rows if r["task"] == task["name"]}
+        if "regrow-chain" in calls and "regrow-llm" in calls and calls["regrow-chain"] > calls["regrow-llm"]:
+            chain_over.append(task["name"])
+    data = {"meta": meta, "tasks": [{k: by_name[t["name"]].get(k) for k in ("name", "suite", "target", "bug")}
+                                    for t in tasks],
+            "systems": systems, "chain_calls_over_llm": chain_over, "runs": rows}
+    (out / "results.json").write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+    (out / "results.md").write_text(markdown(data), encoding="utf-8")
+    return data
+
+
+def markdown(data: dict[str, Any]) -> str:
+    meta, systems = data["meta"], data["systems"]
+    lines = [
+        "# bench-llm: regrow's model path beside self-heal's, on one local model",
+        "",
+        f"regrow {meta['regrow_commit'][:12]} · self-heal-llm {meta['self_heal']} · model {meta['model_name']} "
+        f"(GGUF sha256 {meta['model_sha256'][:12]}…, repack: measurement only) · gpt4all {meta['gpt4all']} · "
+        f"greedy, reply cap {meta['max_tokens']} tokens · {meta['calls']} model calls per task · "
+        f"task timeout {meta['timeout']:g}s · {meta['started']}",
+        "",
+        "| system | tasks | fixes | correct | wrong | unjudged | model calls | echoes | repeats | no function "
+        "| tokens in | tokens out | model s | wall s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for system, s in systems.items():
+        lines.append(f"| {system} | {s['tasks']} | {s['fixes']} | {s['correct']} | {s['wrong']} | {s['unjudged']} "
+                     f"| {s.get('calls', 0)} | {s.get('echoes', 0)} | {s.get('repeats', 0)} "
+                     f"| {s.get('no_function', 0)} | {s.get('tokens_in', 0)} | {s.get('tokens_out', 0)} "
+                     f"| {s['model_seconds']} | {s['wall_seconds']} |")
+    over = data["chain_calls_over_llm"]
+    lines += ["", f"Tasks where chain mode made more model calls than model-only mode: "
+                  f"{', '.join(over) if over else 'none'}.", "",
+              "| task | suite | " + " | ".join(systems) + " |",
+              "| --- | --- | " + " | ".join("---" for _ in systems) + " |"]
+    for task in data["tasks"]:
+        cells = []
+        for system in systems:
+            row = next((r for r in data["runs"] if r["system"] == system and r["task"] == task["name"]), None)
+            if row is None:
+                cells.append("—")
+                continue
+            c = row["calls"]
+            extra = [f"{c['calls']} calls"]
+            if c["echoes"]:
+                extra.append(f"{c['echoes']} echo")
+            if c["repeats"]:
+                extra.append(f"{c['repeats']} repeat")
+            by = f" ({row['operator']})" if row.get("operator") else ""
+            cells.append(f"{row['status']}{by}, {', '.join(extra)}")
+        lines.append(f"| {task['name']} | {task['suite']} | " + " | ".join(cells) + " |")
+    lines += ["", "Statuses: `correct`/`wrong`/`unjudged` are fixes judged against the reference by regrow bench's "
+                  "differential judge; for self-heal, its claimed fix is judged the same way by `judge_fix.py` "
+                  "(`fails-tests`: its fix does not pass the task's test files run by regrow). `not-fixed`: no fix "
+                  "within the call budget; `timeout`: killed at the task timeout.", ""]
+    engine = meta.get("engine", {})
+    if engine:
+        lines += ["Engine pass (who the candidates were):", ""]
+        for suite, e in engine.items():
+            lines.append(f"- {suite}: {e['candidates']} candidates ({e['origin']}); statuses "
+                         f"{e.get('statuses', {})}; {e.get('unfixed', 0)} not fixed by the engine")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# -- main -------------------------------------------------------------------------------------------------------------
+
+def versions() -> dict[str, str]:
+    found = {}
+    for package in ("regrow", "gpt4all", "openai", "pytest"):
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = "missing"
+    return found
+
+
+def self_heal_version(python: str) -> str:
+    done = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('self-heal-llm'))"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "missing"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("step", choices=("all", "engine", "select", "report"))
+    parser.add_argument("--out", default=str(REPO / "bench-results/llm"))
+    parser.add_argument("--model-file", default=str(REPO / ".cache/bench-llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
+    parser.add_argument("--model-name", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
+    parser.add_argument("--regrow-commit", default=os.environ.get("REGROW_COMMIT", "unknown"))
+    parser.add_argument("--tasks", type=int, default=6, help="engine-unfixable tasks to run (6)")
+    parser.add_argument("--realcode-sample", type=int, default=24, help="real-code tasks the engine pass runs on (24)")
+    parser.add_argument("--calls", type=int, default=3, help="model calls per task for every system (3)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per task and system (300)")
+    parser.add_argument("--call-seconds", type=float, default=10.0,
+                        help="self-heal driver: limit on one call of the function (10; a test run gets 6x)")
+    parser.add_argument("--max-tokens", type=int, default=768, help="the server's cap on a reply (768)")
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--self-heal-python", default=str(REPO / ".venv-self-heal/bin/python"),
+                        help="the Python of self-heal's own environment (.venv-self-heal/bin/python)")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of {', '.join(SYSTEMS)}")
+    args = parser.parse_args(argv)
+    args.systems = [s for s in args.systems.split(",") if s]
+    if unknown := set(args.systems) - set(SYSTEMS):
+        parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.step == "report":
+        report(out)
+        print((out / "results.md").read_text(encoding="utf-8"))
+        return 0
+    if args.calls != 3:
+        print("bench-llm: note: regrow bench's model proposer makes 3 calls per session (its default); "
+              "--calls changes self-heal's budget only", file=sys.stderr)
+    started = time.strftime("%Y-%m-%d %H:%M:%S %z")
+    clock = time.monotonic()
+    engine = engine_pass(out, args.realcode_sample, args.regrow_commit)
+    if args.step == "engine":
+        return 0
+    tasks = select(engine, args.tasks, out, args.realcode_sample)
+    print(f"bench-llm: {len(tasks)} engine-unfixable tasks: {', '.join(t['name'] for t in tasks)}", flush=True)
+    if args.step == "select":
+        return 0
+    sys.path.insert(0, str(HERE))
+    import fetch_model
+
+    meta = {"regrow_commit": args.regrow_commit, "versions": versions(),
+            "self_heal": self_heal_version(args.self_heal_python), "gpt4all": versions()["gpt4all"],
+            "model_name": args.model_name, "model_file": Path(args.model_file).name, "model_sha256": fetch_model.SHA256,
+            "model_bytes": fetch_model.SIZE, "max_tokens": args.max_tokens, "calls": args.calls,
+            "timeout": args.timeout, "call_seconds": args.call_seconds, "started": started,
+            "python": platform.python_version(), "cores": os.cpu_count(), "systems": args.systems,
+            "task_limit": args.tasks, "realcode_sample": args.realcode_sample, "engine": engine}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    load_before = os.getloadavg()
+    run_systems(tasks, args, out)
+    meta.update(wall_seconds=round(time.monotonic() - clock, 1), load_before=load_before, load_after=os.getloadavg())
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    report(out)
+    print((out / "results.md").read_text(encoding="utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
