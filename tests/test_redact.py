@@ -43,3 +43,13 @@ def test_assignments_and_urls():
 
 def test_bearer_keeps_the_scheme_word():
     assert redact_text("Authorization: Bearer abcdefghijklmnop") .count("abcdefghijklmnop") == 0
+
+
+def test_a_value_masked_by_its_shape_is_not_masked_twice():
+    assert redact_text('api_key="sk-abcdefghijklmnopqrstuv"') == 'api_key="[REDACTED]"'
+
+
+def test_redaction_is_linear_in_long_identifier_runs():
+    long = "a" * 20000
+    assert redact_text(long) == long  # quadratic backtracking took seconds on runs like this
+    assert redact_text(long + " password=hunter2").endswith("password=[REDACTED]")

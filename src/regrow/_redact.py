@@ -37,7 +37,10 @@ _VALUE_PATTERNS = [
 ]
 # key=value or "key": "value" inside text, where the key is a secret name.
 _ASSIGNMENT = re.compile(
-    r"""(?P<key>["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=]\s*)(?P<q>["']?)(?P<value>[^"',}\s)\]]+|(?<=["'])[^"']*)"""
+    # A key starts where no identifier character precedes it: a long identifier is tried once, not at
+    # each of its characters (which made redaction quadratic).
+    r"""(?P<key>["']?(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=]\s*)(?P<q>["']?)"""
+    r"""(?P<value>[^"',}\s)\]]+|(?<=["'])[^"']*)"""
 )
 # "max_tokens", "token_count": counts of language-model tokens, not credentials.
 _COUNT_WORDS = frozenset({"count", "counts", "max", "min", "limit", "num", "number", "len", "length", "size",
@@ -68,7 +71,8 @@ def redact_text(text: str) -> str:
         text = pattern.sub(_mask_match, text)
 
     def assignment(match: re.Match[str]) -> str:
-        if not is_secret_name(match["name"]) or match["value"] == MASK:
+        masked = match.string.startswith(MASK, match.start("value"))  # a value pattern masked it already
+        if not is_secret_name(match["name"]) or masked:
             return match.group(0)
         return f"{match['key']}{match['q']}{MASK}"
 
