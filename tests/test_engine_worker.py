@@ -123,11 +123,13 @@ def test_trace_results_cross_as_plain_data_and_a_trusted_job_gets_an_unguarded_c
         first = record(checks, worker)
         assert [run.passed for run in first.runs] == [False, False]
         assert [call.open().args for call in first.calls()] == [(2,), (5,)]
-        status, reason = worker.call("settrace", timeout=5)  # guarded: coverage is not for candidates
+        assert worker.forks == 1
+        status, reason = worker.call("settrace", timeout=5)  # a fresh child, guarded from its start
         assert status == "refused" and "sys.settrace" in reason
+        assert worker.forks == 2
         again = record(checks, worker)  # needs sys.settrace: a fresh, unguarded child
         assert again.runs[0].lines == first.runs[0].lines and again.runs[0].lines
-        assert worker.forks == 2
+        assert worker.forks == 3
 
 
 def test_runs_are_checked_when_they_come_back() -> None:

@@ -33,7 +33,7 @@ _VALUE_PATTERNS = [
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # JWT
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
     re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{12,}"),
-    re.compile(r"(?i)(://[^/\s:@]+:)[^@\s/]+(@)"),  # password in a URL
+    re.compile(r"(?i)(://[^/\s:@]*:)[^@\s/]+(@)"),  # password in a URL (redis://:pw@host has no user)
 ]
 # key=value or "key": "value" inside text, where the key is a secret name.
 _ASSIGNMENT = re.compile(
@@ -46,6 +46,20 @@ _ASSIGNMENT = re.compile(
 _COUNT_WORDS = frozenset({"count", "counts", "max", "min", "limit", "num", "number", "len", "length", "size",
                           "usage", "budget", "total", "per", "input", "output", "index", "idx", "type", "kind"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# Environment variables and constants (UPPER_SNAKE names) are judged more broadly: a name that says what it
+# holds (*_KEY, *_TOKEN, *_SECRET, *PASSWORD*, *_PASS, MYSQL_PWD) or whose service's variables often do.
+_ENV_NAME = re.compile(r"[A-Z0-9_]+")
+_ENV_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:KEY|TOKEN|SECRET|PASS|PAT|DSN)S?$|_PWD$|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE_KEY|API_?KEY"
+    r"|^DATABASE_URL$|^(?:AWS|GITHUB|GH|OPENAI|ANTHROPIC|GOOGLE|GCLOUD|AZURE|HF|HUGGING_?FACE)_"
+)
+# What the sandbox also removes from a child's environment (it needs no cookie, session or auth socket).
+_ENV_ALSO_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE")
+# Values that are credentials by their first characters (an environment variable holds one value).
+_SECRET_PREFIX = re.compile(
+    r"^(?:sk-|sk_|rk_|pk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abeprs]-|AKIA|ASIA|AIza|ya29\.|hf_|"
+    r"npm_|pypi-|eyJ)"
+)
 
 
 def words(name: str) -> list[str]:
@@ -58,7 +72,9 @@ def is_secret_name(name: str) -> bool:
     parts = words(name)
     if {"token", "tokens"} & set(parts) and _COUNT_WORDS & set(parts):
         return False
-    if any(p in _SECRET_WORDS for p in parts):
+    if _ENV_NAME.fullmatch(name) and "_" in name.strip("_") and _ENV_SECRET_NAME.search(name):
+        return True  # OPENAI_API_KEY, DB_PASS, MYSQL_PWD, AWS_SESSION_TOKEN, GITHUB_…
+    if any(p in _SECRET_WORDS for p in parts) or (len(parts) > 1 and parts[-1] == "pass"):
         return True
     if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(parts)):
         return True
@@ -85,6 +101,21 @@ def _mask_match(match: re.Match[str]) -> str:
     if match.re.groups == 1:  # "Bearer xyz": keep the scheme word
         return f"{match.group(1)} {MASK}"
     return MASK
+
+
+def is_secret_variable(name: str, value: str) -> bool:
+    """Whether an environment variable holds a credential, by its name or by its value.
+
+    Any upper-case name matching the environment rules counts, with or without an underscore (``PASSWORD``);
+    values by their prefix (``sk-``, ``ghp_``, ``AKIA``, ``xoxb-``, a JWT) or anywhere inside them (a
+    private-key PEM block, a token, a URL with a password in it).
+    """
+    upper = name.upper()
+    if upper in ("PWD", "OLDPWD"):  # the shell's working directories, not a password
+        return bool(_SECRET_PREFIX.match(value)) or any(pattern.search(value) for pattern in _VALUE_PATTERNS)
+    if _ENV_SECRET_NAME.search(upper) or _ENV_ALSO_SECRET.search(upper) or is_secret_name(name):
+        return True
+    return bool(_SECRET_PREFIX.match(value)) or any(pattern.search(value) for pattern in _VALUE_PATTERNS)
 
 
 def redact_value(name: str, text: str) -> str:

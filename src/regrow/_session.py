@@ -102,6 +102,7 @@ class Session:
         self.history: list[Attempt] = []
         self.screened = 0
         self.screened_attempts: list[Attempt] = []  # what proposers judged themselves, for later ones
+        self.refused: list[str] = []  # what the sandbox refused, one reason per candidate it refused
         self.rebind = rebind or target.rebind  # where __code__ cannot be swapped in place
         self.store = store
 
@@ -153,6 +154,7 @@ class Session:
                 self._emit("candidate", attempt=number, candidate=candidate)
                 verdict = self.judge(candidate, trusted=isinstance(proposer, (Engine, CacheProposer)))
                 self.history.append(Attempt(candidate, verdict))
+                self._note_refusal(verdict)
                 self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
                 if verdict.ok:
                     return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history)
@@ -161,6 +163,11 @@ class Session:
                 reason = f"proposer {proposer.name} failed: {proposals.error}"
             else:
                 reason = "every proposer ran out of candidates"
+        judged = len(self.history) + self.screened
+        if self.refused and len(self.refused) >= judged:  # what stopped them all, in one line
+            reason = f"every candidate was refused by the sandbox: {self.refused[0]}"
+        elif self.refused:
+            reason += f"; {len(self.refused)} of {judged} were refused by the sandbox, the first: {self.refused[0]}"
         return self._failed(reason)
 
     def _screen(self, event: Event) -> None:
@@ -169,6 +176,12 @@ class Session:
             self.screened += 1
             if event.candidate is not None and event.verdict is not None:
                 self.screened_attempts.append(Attempt(event.candidate, event.verdict))
+            if event.verdict is not None:
+                self._note_refusal(event.verdict)
+
+    def _note_refusal(self, verdict: Verdict) -> None:
+        if verdict.check == "sandbox" and verdict.reason.startswith("refused"):
+            self.refused.append(verdict.reason.removeprefix("refused").lstrip(": ")[:300])
 
     def _failed(self, reason: str) -> RepairResult:
         return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)

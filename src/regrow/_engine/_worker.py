@@ -12,20 +12,23 @@ arguments and returns plain data, and the caller turns the reply back into its o
 checking ``read`` function. The host never unpickles anything from the child; a reply that is
 malformed, oversized or not of the expected shape kills the child and ends the call as ``crashed``.
 
-The child guards itself with the fork sandbox's guard (:mod:`regrow._sandbox._guard`) in two
-steps. At once, after the fork: a session of its own, stdio on ``/dev/null`` and every inherited
-descriptor closed, die-with-parent, the empty network namespace where there is one, no core dumps,
-address space limited to what it inherited plus 2 GiB, file size limited, secrets removed from the
-environment, ``TMPDIR`` and ``tempfile`` (and pytest's ``tmp_path``) on a scratch folder of its
-own, Landlock where the kernel has it, private copies of inherited shared memory, no capabilities.
-Then, before the first job that is not *trusted*, the seccomp filter and the audit hook, which
-refuse sockets, process starts, ``ctypes``, writes outside scratch, signals to other processes,
+The child guards itself with the fork sandbox's guard (:mod:`regrow._sandbox._guard`), in the
+at-fork handler (:mod:`regrow._sandbox._afterfork`), before any other code of the host runs in it:
+a session of its own, stdio on ``/dev/null`` and every inherited descriptor closed, new stdio
+objects and no lock another thread held, die-with-parent, the empty network namespace where there
+is one, no core dumps, address space limited to what it inherited plus 2 GiB, file size limited,
+secrets removed from the environment (and the host's environment block zeroed), the working
+directory, ``TMPDIR`` and ``tempfile`` (and pytest's ``tmp_path``) on a scratch folder of its own,
+Landlock where the kernel has it, private copies of inherited shared memory, no capabilities. A
+child for untrusted jobs also gets the seccomp filter and the audit hook there, which refuse
+sockets, process starts, ``ctypes``, writes outside scratch, signals to other processes,
 ``sys.settrace`` and the rest of what the fork sandbox refuses. Trusted jobs are those that run
-only the user's own code — tracing the original under its own tests needs ``sys.settrace`` — and a
-trusted job asked of a child that has its hook gets a fresh child. An action the hook refuses ends
-the call as ``refused``, even if the code caught the exception; a system call the filter refuses
-kills the child (SIGSYS), which also ends the call as ``refused``. Where ``fork`` does not exist the
-jobs run in this process under the in-process sandbox instead (time limit only).
+only the user's own code — tracing the original under its own tests needs ``sys.settrace`` — and
+run in a child of their own without the filter and the hook; a job of the other kind gets a fresh
+child. An action the hook refuses ends the call as ``refused``, even if the code caught the
+exception; a system call the filter refuses kills the child (SIGSYS), which also ends the call as
+``refused``. Where ``fork`` does not exist the jobs run in this process under the in-process
+sandbox instead (time limit only).
 """
 
 from __future__ import annotations
@@ -47,13 +50,15 @@ from typing import Any, NoReturn
 
 from .._pytest_runner import use_temp_root
 from .._sandbox import InProcessSandbox, Limits, _guard
+from .._sandbox._afterfork import arm, armed_setup_ran, disarm, fresh_process, regrow_locks
+from .._sandbox._base import clean
 from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
-from .._sandbox._child import close_all_but
+from .._sandbox._child import close_all_but, follow_cwd
 from .._sandbox._fork import describe_exit, kill_group, wait
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
 _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per call; no CPU limit (it adds up)
-_REPLY_LIMIT = 64 << 20  # bytes of one reply frame; a larger one kills the child
+_REPLY_LIMIT = 32 << 20  # bytes of one reply frame; a larger one (or replies that decode to more) kills the child
 _REQUEST_LIMIT = 1 << 30  # requests come from the host
 _MESSAGE_LIMIT = 4000
 
@@ -89,7 +94,7 @@ class _Child:
     request: int  # fd the host writes requests to
     reply: int  # fd the host reads replies from
     scratch: str
-    guarded: bool = False  # asked for an untrusted job: its audit hook is in place
+    guarded: bool = False  # for untrusted jobs: the seccomp filter and the audit hook were in place from the start
     reader: FrameReader = dataclasses.field(default_factory=lambda: FrameReader(_REPLY_LIMIT))
     results: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # answers in the current call
     refusals: list[Any] = dataclasses.field(default_factory=list)  # what the audit hook reported in it
@@ -175,12 +180,12 @@ class Worker:
         try:
             write_frame(child.request, request)
             done = child.collect(time.monotonic() + timeout)
-        except ChannelError as exc:
+        except (ChannelError, MemoryError) as exc:  # a child that forges or floods the channel
             self._kill()
-            return "crashed", f"malformed reply from the worker: {exc}"
+            return "crashed", clean(f"malformed reply from the worker: {exc or type(exc).__name__}")
         except OSError as exc:
             kind, died = self._end()
-            return ("refused" if kind == "refused" else "crashed"), f"the worker died: {died}; {exc}"
+            return ("refused" if kind == "refused" else "crashed"), clean(f"the worker died: {died}; {exc}")
         refused, results = _refusals(child.refusals), child.results
         if not done:
             self._kill()
@@ -201,48 +206,53 @@ class Worker:
         if refused:
             return "refused", refused
         if status == "error":
-            return "error", answer["reason"]
+            return "error", clean(answer["reason"], _MESSAGE_LIMIT)
         outcome = _accept(job, answer["value"], read)
         if outcome[0] == "crashed":
             self._kill()
         return outcome
 
     def _ready(self, job: str) -> _Child:
-        """The child to run ``job`` in: a fresh one if there is none, if the job is trusted and the
-        child has its hook, or if the child wrote something between calls (a forged or late frame)."""
+        """The child to run ``job`` in: a fresh one if there is none, if it is guarded for the other kind of
+        job (a trusted job needs one without the hook; any other one fully guarded from its first
+        instruction), or if it wrote something between calls (a forged or late frame)."""
+        guarded = job not in self.trusted
         child = self._child
-        if child is not None and ((job in self.trusted and child.guarded) or not child.idle()):
+        if child is not None and (child.guarded != guarded or not child.idle()):
             self._kill()
             child = None
         if child is None:
-            child = self._child = self._spawn()
+            child = self._child = self._spawn(guarded)
         child.results.clear()
         child.refusals.clear()
-        child.guarded = child.guarded or job not in self.trusted
         return child
 
-    def _spawn(self) -> _Child:
+    def _spawn(self, guarded: bool) -> _Child:
         scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-worker-"))
         plan = _guard.plan(scratch, _LIMITS, self._netns, per_call=False)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
+        ends = [request_r, reply_w]  # the child's own numbers for them, once it has moved them
+        setup = _child_setup(plan, ends, guarded, regrow_locks())
         # Frozen objects are left alone by the child's collector, which would otherwise touch (and so
         # copy) every page of the parent's heap.
         gc.freeze()
         pid = -1
+        arm(setup)  # the child guards itself in the at-fork handler, before any handler registered after regrow's
         try:
             with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the child
                 warnings.simplefilter("ignore", DeprecationWarning)  # only runs our jobs, then _exit
                 pid = os.fork()
         finally:
+            disarm()
             if pid != 0:
                 gc.unfreeze()
         if pid == 0:  # pragma: no cover - runs in the child, which never returns
-            _serve(self.jobs, self.trusted, plan, request_r, reply_w)
+            _serve(self.jobs, ends, setup)
         os.close(request_r)
         os.close(reply_w)
         self.forks += 1
-        return _Child(pid, request_w, reply_r, scratch)
+        return _Child(pid, request_w, reply_r, scratch, guarded)
 
     def _end(self) -> tuple[str, str]:
         """Reap a child that closed its reply pipe (killed if it lingers); how it ended (kind, detail)."""
@@ -296,38 +306,52 @@ def _refusals(reported: list[Any]) -> str:
     if not reported:
         return ""
     reasons = [reason for reason in reported if type(reason) is str] or ["(no reason given)"]
-    if not reasons:
-        return ""
     more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
-    return f"refused {reasons[0][:_MESSAGE_LIMIT]}{more}"
+    return f"refused {clean(reasons[0], _MESSAGE_LIMIT)}{more}"
 
 
 # -- in the child -----------------------------------------------------------------------------
 
 
-def _serve(jobs: Mapping[str, Callable[..., Any]], trusted: frozenset[str], plan: _guard.Plan,
-           request: int, reply: int) -> NoReturn:  # pragma: no cover - runs in the child
-    """The child's life: guard itself, then run each job asked for and answer, until the host closes the pipe."""
+def _child_setup(plan: _guard.Plan, ends: list[int], guarded: bool,
+                 locks: tuple[Any, ...]) -> Callable[[], None]:  # pragma: no cover - runs in the child
+    """What a worker child does first, in the at-fork handler: its own fds and session, nothing another
+    thread held, the guard (with the seccomp filter and the audit hook, for a ``guarded`` child). A
+    guard that fails to apply ends the child (the host sees its reply pipe close)."""
+
+    def guard_child() -> None:
+        try:
+            ends[0], ends[1], own = _own_fds(ends[0], ends[1], plan)
+            fresh_process(locks)
+            follow_cwd(own.scratch)
+            _guard.confine(own)
+            if own.netns_fd is not None:
+                os.close(own.netns_fd)
+            use_temp_root(own.scratch)
+            if guarded:
+                _guard.watch(own, ends[1])  # last: nothing after it may use ctypes
+        except BaseException:
+            os._exit(1)
+
+    return guard_child
+
+
+def _serve(jobs: Mapping[str, Callable[..., Any]], ends: list[int],
+           setup: Callable[[], None]) -> NoReturn:  # pragma: no cover - runs in the child
+    """The child's life: guarded already (or now, where no at-fork handler ran), run each job asked for
+    and answer, until the host closes the pipe."""
     global _in_child
     _in_child = True
     code = 0
     try:
-        request, reply, plan = _own_fds(request, reply, plan)
-        _guard.fresh_stdio()
-        _guard.confine(plan)
-        if plan.netns_fd is not None:
-            os.close(plan.netns_fd)
-        use_temp_root(plan.scratch)
-        guarded = False
+        if not armed_setup_ran():
+            setup()
+        request, reply = ends
         reader = FrameReader(_REQUEST_LIMIT)
         while data := os.read(request, 1 << 16):
             for body in reader.feed(data):
                 message = decode(body)
-                job, args = message["job"], message["args"]
-                if not guarded and job not in trusted:
-                    _guard.watch(plan, reply)  # last: nothing after it may use ctypes
-                    guarded = True
-                write_frame(reply, _answer(jobs, job, args))
+                write_frame(reply, _answer(jobs, message["job"], message["args"]))
     except BaseException:
         code = 1
     finally:

@@ -8,10 +8,26 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 Status = Literal["ok", "error", "timeout", "crashed", "refused"]
+
+TEXT_LIMIT = 2000  # characters of a reason, a detail or an error message that a host keeps
+TRACEBACK_LIMIT = 20000
+# What a terminal acts on (ESC, CSI, OSC 52 to the clipboard, CR, backspace), bidi overrides that reorder
+# what a reader sees, and lone surrogates (a logging stream cannot encode them): never shown as sent.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def clean(text: str, limit: int = TEXT_LIMIT) -> str:
+    """Text that came from a sandboxed call, safe to log or show: at most ``limit`` characters (an ellipsis
+    says it was cut) and every control character but newline and tab replaced by ``?``."""
+    if type(text) is not str:
+        text = str(text)
+    kept = _UNSAFE.sub("?", text[: limit + 1])
+    return kept if len(kept) <= limit else kept[:limit] + "…"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,7 +62,7 @@ class ErrorInfo:
     def from_exception(cls, exc: BaseException, traceback: str = "") -> ErrorInfo:
         kind = type(exc)
         name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-        return cls(name, _safe_str(exc), traceback)
+        return cls(clean(name, 200), clean(_safe_str(exc)), clean(traceback[-TRACEBACK_LIMIT:], TRACEBACK_LIMIT))
 
     def exception(self) -> BaseException:
         """The exception rebuilt as its own type where that is a builtin, else a ``RuntimeError``."""
@@ -83,12 +99,15 @@ class Outcome:
         return self.status == "ok"
 
     def reason(self) -> str:
-        """One line that says why the call did not return normally (empty when it did)."""
+        """One line that says why the call did not return normally (empty when it did), safe to log:
+        capped at ``TEXT_LIMIT`` characters, control characters replaced (:func:`clean`)."""
         if self.status == "ok":
             return ""
         if self.status == "error" and self.error is not None:
-            return str(self.error)
-        return f"{self.status}: {self.detail}" if self.detail else self.status
+            return clean(str(self.error))
+        if self.detail.startswith(self.status):  # "refused open for writing …", not "refused: refused …"
+            return clean(self.detail)
+        return clean(f"{self.status}: {self.detail}" if self.detail else self.status)
 
 
 @runtime_checkable

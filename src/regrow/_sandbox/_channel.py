@@ -24,12 +24,15 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ._base import ErrorInfo, Outcome
+from ._base import TEXT_LIMIT, TRACEBACK_LIMIT, ErrorInfo, Outcome, clean
 
 HEADER = struct.Struct(">I")
 MAX_DEPTH = 100  # deeper than this is not "plain data" a check would compare; it also keeps json off the C stack
 _PLAIN_SCALARS = (str, int, float, bool, type(None))
 _STATUSES = ("ok", "error", "timeout", "crashed", "refused")
+MAX_VIOLATIONS = 100  # refusals an outcome keeps by name (the count of the rest is kept)
+VIOLATION_LIMIT = 500  # characters of each
+OUTPUT_TEXT_LIMIT = 1 << 20  # characters of printed output an outcome from another process may carry
 
 
 class ChannelError(Exception):
@@ -124,11 +127,27 @@ _to_json = _json_encoder()
 _scan = _json_scanner()
 
 
-class FrameReader:
-    """Splits a byte stream into frame bodies; refuses a frame longer than ``limit`` before buffering it."""
+def weigh(body: bytes) -> int:
+    """About how many bytes of memory decoding ``body`` takes (never much less: JSON of small dicts, lists
+    and strings decodes to ~24 times its size, which a frame limit alone would let a child amplify)."""
+    return (len(body) + 64 + 32 * body.count(b",") + 160 * body.count(b"{") + 64 * body.count(b"[")
+            + 28 * body.count(b'"'))
 
-    def __init__(self, limit: int) -> None:
+
+def budget_for(limit: int) -> int:
+    """What all the frames of one call may weigh together (see :func:`weigh`): a result frame of up to
+    ``limit`` bytes of ordinary JSON and the reports of refusals beside it."""
+    return 4 * limit + (1 << 20)
+
+
+class FrameReader:
+    """Splits a byte stream into frame bodies; refuses a frame longer than ``limit`` before buffering it,
+    and frames that together weigh more than ``budget`` (:func:`weigh`) before they are decoded."""
+
+    def __init__(self, limit: int, budget: int | None = None) -> None:
         self.limit = limit
+        self.budget = budget if budget is not None else budget_for(limit)
+        self.spent = 0
         self._buffer = bytearray()
 
     def feed(self, data: bytes) -> list[bytes]:
@@ -140,9 +159,19 @@ class FrameReader:
                 raise ChannelError(f"frame of {size} bytes exceeds the {self.limit}-byte limit")
             if len(self._buffer) < HEADER.size + size:
                 break
-            bodies.append(bytes(self._buffer[HEADER.size : HEADER.size + size]))
+            body = bytes(self._buffer[HEADER.size : HEADER.size + size])
             del self._buffer[: HEADER.size + size]
+            self.spent += weigh(body)
+            if self.spent > self.budget:
+                raise ChannelError(f"the frames would take more than {self.budget} bytes to decode")
+            bodies.append(body)
         return bodies
+
+    def restart(self, limit: int | None = None) -> None:
+        """A fresh budget for the next call (and a new frame limit, if given)."""
+        if limit is not None:
+            self.limit, self.budget = limit, budget_for(limit)
+        self.spent = 0
 
     @property
     def pending(self) -> int:
@@ -213,11 +242,12 @@ class Collector:
             return
         self.frames.extend(decode(body) for body in self._reader.feed(data))
 
-    def reset(self) -> None:
+    def reset(self, frame_limit: int | None = None) -> None:
         """Forget the frames and output read so far (a pool worker's collector serves many calls)."""
         self.frames.clear()
         self._output.clear()
         self._output_dropped = 0
+        self._reader.restart(frame_limit)
 
     def readable(self) -> bool:
         """Whether the result fd has anything (data or end of stream) to read right now."""
@@ -263,10 +293,17 @@ def outcome_from_data(data: Any) -> Outcome:
         value=data.get("value"),
         error=error_from_data(data.get("error")),
         duration=_typed(data.get("duration", 0.0), (int, float), "duration"),
-        detail=_typed(data.get("detail", ""), (str,), "detail"),
-        output=_typed(data.get("output", ""), (str,), "output"),
-        violations=tuple(violations),
+        detail=clean(_typed(data.get("detail", ""), (str,), "detail")),
+        output=clean(_typed(data.get("output", ""), (str,), "output"), OUTPUT_TEXT_LIMIT),
+        violations=clean_violations(violations),
     )
+
+
+def clean_violations(reasons: list[str]) -> tuple[str, ...]:
+    """Refusal reasons from a child, each capped and cleaned, at most ``MAX_VIOLATIONS`` of them by name."""
+    kept = tuple(clean(reason, VIOLATION_LIMIT) for reason in reasons[:MAX_VIOLATIONS])
+    more = len(reasons) - len(kept)
+    return kept + ((f"{more} more refusals",) if more > 0 else ())
 
 
 def error_from_data(data: Any) -> ErrorInfo | None:
@@ -274,8 +311,9 @@ def error_from_data(data: Any) -> ErrorInfo | None:
         return None
     if type(data) is not dict:
         raise ChannelError("error must be an object")
-    fields = [_typed(data.get(name, ""), (str,), f"error.{name}") for name in ("type", "message", "traceback")]
-    return ErrorInfo(*fields)
+    kind, message, trace = (_typed(data.get(name, ""), (str,), f"error.{name}") for name in ("type", "message",
+                                                                                            "traceback"))
+    return ErrorInfo(clean(kind, 200), clean(message, TEXT_LIMIT), clean(trace[-TRACEBACK_LIMIT:], TRACEBACK_LIMIT))
 
 
 def _typed(value: Any, kinds: tuple[type, ...], name: str) -> Any:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from . import _guard
+from ._afterfork import armed_setup_ran, fresh_process
 from ._base import ErrorInfo
 from ._channel import ChannelError, check_plain, encode, error_data, write_frame
 
@@ -114,21 +115,38 @@ def flush_stdio() -> None:
             stream.flush()
 
 
-def child(job: Callable[[], Any], plan: _guard.Plan, fds: tuple[int, int]) -> NoReturn:
-    """The forked child: guard itself, run the job, send the result, leave without unwinding the host's stack."""
-    result_fd = fds[0]
+def setup(plan: _guard.Plan, fds: tuple[int, int], locks: tuple[Any, ...]) -> Callable[[], None]:
+    """What the child does first, in the at-fork handler (:mod:`._afterfork`): its own fds and session,
+    nothing another thread held, then every guard. It never returns with an exception: a guard that
+    fails to apply is reported and the child exits, so the job never runs unguarded."""
+
+    def guard_child() -> None:
+        result_fd = fds[0]
+        try:
+            result_fd, keep = own_fds(fds, plan.netns_fd)
+            fresh_process(locks)
+            _pytest_temp_inside(plan.scratch)
+            _guard.harden(dataclasses.replace(plan, netns_fd=keep), result_fd)
+            if keep is not None:
+                os.close(keep)
+        except BaseException as exc:  # a guard that fails to apply: never run the job unguarded
+            _report_setup_failure(result_fd, exc)
+            os._exit(70)
+        _result_fd[0] = result_fd
+
+    return guard_child
+
+
+_result_fd = [-1]  # in a guarded child: where its result goes
+
+
+def child(job: Callable[[], Any], plan: _guard.Plan, fds: tuple[int, int], guard: Callable[[], None]) -> NoReturn:
+    """The forked child: guarded already (or now, where no at-fork handler ran), run the job, send the
+    result, leave without unwinding the host's stack."""
     try:
-        result_fd, keep = own_fds(fds, plan.netns_fd)
-        _pytest_temp_inside(plan.scratch)
-        _guard.harden(dataclasses.replace(plan, netns_fd=keep), result_fd)
-        if keep is not None:
-            os.close(keep)
-        _guard.fresh_stdio()
-    except BaseException as exc:  # a guard that fails to apply: never run the job unguarded
-        _report_setup_failure(result_fd, exc)
-        os._exit(70)
-    try:
-        write_frame(result_fd, run_job(job, plan.limits.result_bytes, threads=1))  # a fork has one thread
+        if not armed_setup_ran():
+            guard()
+        write_frame(_result_fd[0], run_job(job, plan.limits.result_bytes, threads=1))  # a fork has one thread
     finally:
         os._exit(0)
 
@@ -137,10 +155,25 @@ def _pytest_temp_inside(scratch: str) -> None:
     """Where the job runs collected pytest tests, their ``tmp_path`` must live in the scratch folder
     (the guard refuses writes and symlinks anywhere else). Nothing to do when no suite is open."""
     runner = sys.modules.get("regrow._pytest_runner")
-    if runner is not None:
+    if runner is not None and getattr(runner, "_suites", True):  # a mkdir a call costs, only with a suite open
         root = os.path.join(scratch, "pytest")
         os.makedirs(root, exist_ok=True)
         runner.use_temp_root(root)
+        follow_cwd(scratch)
+
+
+def follow_cwd(scratch: str) -> None:
+    """The suites collected in the host's working directory, found from the scratch folder too: the child's
+    working directory becomes its scratch folder, and a suite is looked up by the directory it was
+    collected in (its node ids are relative to it). Call before the working directory changes."""
+    runner = sys.modules.get("regrow._pytest_runner")
+    suites = getattr(runner, "_suites", None)
+    if type(suites) is not dict or not suites:
+        return
+    cwd = os.getcwd()
+    for key, suite in list(suites.items()):
+        if type(key) is tuple and len(key) == 4 and key[2] == cwd:
+            suites[(key[0], key[1], scratch, key[3])] = suite
 
 
 def _report_setup_failure(fd: int, exc: BaseException) -> None:

@@ -28,13 +28,25 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _guard
-from ._base import ErrorInfo, Limits, Outcome, Status
-from ._channel import ChannelError, Collector, check_plain, function_ref, outcome_from_data, resolve_ref
-from ._child import child, flush_stdio, run_job
+from ._afterfork import arm, disarm, regrow_locks
+from ._base import ErrorInfo, Limits, Outcome, Status, clean
+from ._channel import (
+    OUTPUT_TEXT_LIMIT,
+    VIOLATION_LIMIT,
+    ChannelError,
+    Collector,
+    check_plain,
+    clean_violations,
+    function_ref,
+    outcome_from_data,
+    resolve_ref,
+)
+from ._child import child, run_job, setup
 
 if TYPE_CHECKING:
     from ._server import ForkServer
 
+_fork = os.fork  # bound at import: a name a candidate judged in-process could rebind is not what forks
 __all__ = ["OUTPUT_LIMIT", "ForkSandbox", "Forker", "assemble", "describe_exit", "importable", "run_job", "unplain"]
 
 OUTPUT_LIMIT = 64 << 10  # bytes of a call's printed output kept in Outcome.output
@@ -60,37 +72,55 @@ class Forker:
         self._lock = threading.Lock()
 
     def call(self, job: Callable[[], Any], limits: Limits) -> Outcome:
-        """Run ``job`` in a child forked from this process now; wait at most ``limits.timeout``."""
+        """Run ``job`` in a child forked from this process now; wait at most ``limits.timeout``.
+
+        Never raises for anything the child does, nor for a failure in the host while it watches the
+        child (``MemoryError`` included): the child is then killed and the call ends as ``crashed``.
+        """
+        started = time.monotonic()
+        try:
+            return self._call(job, limits, started)
+        except Exception as exc:
+            return Outcome("crashed", detail=clean(f"the sandbox failed in the host: {type(exc).__name__}: {exc}"),
+                           duration=time.monotonic() - started)
+
+    def _call(self, job: Callable[[], Any], limits: Limits, started: float) -> Outcome:
         self._reap()
         scratch = f"{self._root}/{next(self._count)}"
         os.mkdir(scratch, 0o700)
-        plan = _guard.plan(scratch, limits, self.netns)
-        result_r, result_w = os.pipe()
-        output_r, output_w = os.pipe()
-        flush_stdio()  # or the child would inherit, and write out, whatever the host has buffered
-        started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            child(job, plan, (result_w, output_w))
-        os.close(result_w)
-        os.close(output_w)
         try:
-            return self._supervise(pid, (result_r, output_r), limits, started)
+            plan = _guard.plan(scratch, limits, self.netns)
+            result_r, result_w = os.pipe()
+            output_r, output_w = os.pipe()
+            fds = (result_w, output_w)
+            guard = setup(plan, fds, regrow_locks())
+            arm(guard)  # the child runs it in the at-fork handler, before any handler registered after regrow's
+            try:
+                pid = _fork()
+            finally:
+                disarm()
+            if pid == 0:
+                child(job, plan, fds, guard)
+            os.close(result_w)
+            os.close(output_w)
+            try:
+                return self._supervise(pid, (result_r, output_r), limits, started)
+            finally:
+                os.close(result_r)
+                os.close(output_r)
         finally:
-            os.close(result_r)
-            os.close(output_r)
             _remove(scratch)
 
     def _supervise(self, pid: int, fds: tuple[int, int], limits: Limits, started: float) -> Outcome:
         collector = Collector(fds[0], fds[1], limits.result_bytes, OUTPUT_LIMIT)
-        broken = ""
-        try:
-            # A result frame is the child's last act: no need to wait for its exit (a ms of teardown).
-            finished = collector.run(started + limits.timeout, lambda c: _has_result(c) or not c.result_open)
-        except ChannelError as exc:
-            finished, broken = False, str(exc)
+        broken, reaped = "", False
         status: int | None = 0
         try:
+            try:
+                # A result frame is the child's last act: no need to wait for its exit (a ms of teardown).
+                finished = collector.run(started + limits.timeout, lambda c: _has_result(c) or not c.result_open)
+            except (ChannelError, MemoryError) as exc:  # a child that floods or forges the channel
+                finished, broken = False, str(exc) if isinstance(exc, ChannelError) else "MemoryError while decoding"
             if finished and _has_result(collector):
                 kill_group(pid)  # it is leaving anyway; this also ends one that forged its result and went on
                 with self._lock:
@@ -98,9 +128,14 @@ class Forker:
             else:  # no result: how it ended is the verdict, so wait for it (or kill it at the deadline)
                 status = self._end(pid, started + limits.timeout if finished else None)
                 finished = finished and status is not None
+            reaped = True
             collector.drain_output()
         finally:
             collector.close()
+            if not reaped:  # the host failed while watching: the child must not outlive this call
+                kill_group(pid)
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, 0)
         timed_out = not finished and not broken
         return assemble(collector.frames, status or 0, limits, timed_out, broken, collector.output(), started)
 
@@ -144,20 +179,23 @@ def assemble(
     frames: list[Any], status: int, limits: Limits, timed_out: bool, broken: str, output: str, started: float
 ) -> Outcome:
     """The outcome of one child from what it sent and how it ended."""
-    violations = tuple(f["reason"] for f in frames if _is(f, "violation") and type(f.get("reason")) is str)
+    violations = clean_violations([f["reason"] for f in frames if _is(f, "violation") and type(f.get("reason")) is str])
     results = [f for f in frames if _is(f, "result")]
-    setup = [f.get("reason") for f in frames if _is(f, "setup")]
+    setups = [clean(f["reason"]) for f in frames if _is(f, "setup") and type(f.get("reason")) is str]
     duration = time.monotonic() - started
-    if setup:
-        outcome = Outcome("crashed", detail=f"the sandbox could not set up its guards in the child: {setup[0]}")
+    if setups:
+        outcome = Outcome("crashed", detail=f"the sandbox could not set up its guards in the child: {setups[0]}")
     elif timed_out:
         outcome = Outcome("timeout", detail=f"exceeded {limits.timeout:g}s; killed", duration=duration)
     elif broken:
-        outcome = Outcome("crashed", detail=f"malformed result channel: {broken}", duration=duration)
+        violations += (clean(f"a malformed result channel: {broken}", VIOLATION_LIMIT),)
+        outcome = Outcome("refused", detail="", duration=duration)
     elif len(results) == 1:
         outcome = _from_result(results[0], duration)
+        violations += outcome.violations
     elif len(results) > 1:
-        outcome = Outcome("crashed", detail=f"the child sent {len(results)} results (a forged frame?)")
+        violations += (f"the child sent {len(results)} results (a forged frame)",)
+        outcome = Outcome("refused", duration=duration)
     else:
         kind, detail = describe_exit(status)
         outcome = Outcome(kind, detail=detail, duration=duration)
@@ -165,7 +203,7 @@ def assemble(
     if violations:
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
         outcome = dataclasses.replace(outcome, status="refused", value=None, detail=f"refused {violations[0]}{more}")
-    return dataclasses.replace(outcome, output=output, violations=violations)
+    return dataclasses.replace(outcome, output=clean(output, OUTPUT_TEXT_LIMIT), violations=violations)
 
 
 def _is(frame: Any, kind: str) -> bool:
@@ -177,10 +215,16 @@ def _from_result(frame: dict[str, Any], duration: float) -> Outcome:
         data = {k: frame[k] for k in ("status", "value", "error") if k in frame} | {"duration": duration}
         outcome = outcome_from_data(data)
     except ChannelError as exc:
-        return Outcome("crashed", detail=f"malformed result: {exc}", duration=duration)
+        return _malformed(str(exc), duration)
     if outcome.status not in ("ok", "error"):
-        return Outcome("crashed", detail=f"malformed result: status {outcome.status!r}", duration=duration)
+        return _malformed(f"status {outcome.status!r}", duration)
     return outcome
+
+
+def _malformed(why: str, duration: float) -> Outcome:
+    """A result frame that is not one: only a child that forged it sends such a thing."""
+    reason = clean(f"a malformed result: {why}", VIOLATION_LIMIT)
+    return Outcome("refused", detail=f"refused {reason}", duration=duration, violations=(reason,))
 
 
 def describe_exit(status: int) -> tuple[Status, str]:
@@ -282,7 +326,10 @@ class ForkSandbox:
         if refused is not None:
             return refused
         if self._server is not None:
-            return self._server.call(ref, list(args), limits)
+            try:
+                return self._server.call(ref, list(args), limits)
+            except Exception as exc:  # MemoryError included: nothing escapes call
+                return Outcome("crashed", detail=clean(f"the fork server failed: {type(exc).__name__}: {exc}"))
         try:
             fn = resolve_ref(ref)
         except Exception as exc:

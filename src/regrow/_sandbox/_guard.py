@@ -25,10 +25,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import io
 import math
 import os
-import re
 import resource
 import signal
 import sys
@@ -37,12 +35,14 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._redact import is_secret_variable
 from . import _kernel
 from ._base import Limits
 from ._hook import (
     SUBINTERPRETER_MODULES,
     AuditHook,
     SandboxViolation,
+    guard_at_fork,
     make_audit_hook,
     secret_paths,
     unplug_subinterpreters,
@@ -50,23 +50,17 @@ from ._hook import (
 from ._kernel import enter_netns, landlock
 
 __all__ = [
-    "SUBINTERPRETER_MODULES", "Plan", "SandboxViolation", "confine", "enter_netns", "fresh_stdio", "harden",
+    "SUBINTERPRETER_MODULES", "Plan", "SandboxViolation", "confine", "enter_netns", "harden",
     "landlock", "leftover_threads", "make_audit_hook", "plan", "prepare", "scrubbed_environ", "watch",
 ]  # fmt: skip
 
-_SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE|_PAT$|DSN$", re.IGNORECASE
-)
-_SECRET_VALUE = re.compile(
-    r"^(sk-|sk_|rk_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|AIza|ya29\.|hf_|npm_|pypi-)"
-    r"|://[^/\s:@]+:[^/\s@]+@"  # credentials inside a URL
-)
 # -- environment ------------------------------------------------------------------------------
 
 
 def is_secret(name: str, value: str) -> bool:
-    """Whether an environment variable looks like a credential, by its name or its value."""
-    return bool(_SECRET_NAME.search(name) or _SECRET_VALUE.search(value))
+    """Whether an environment variable looks like a credential, by its name or its value
+    (the rules of :func:`regrow._redact.is_secret_variable`, shared with the redaction of evidence)."""
+    return is_secret_variable(name, value)
 
 
 def scrubbed_environ(environ: Mapping[str, str]) -> dict[str, str]:
@@ -74,19 +68,59 @@ def scrubbed_environ(environ: Mapping[str, str]) -> dict[str, str]:
     return {name: value for name, value in environ.items() if not is_secret(name, value)}
 
 
+_judged: dict[tuple[bytes, bytes], bool] = {}  # (name, value) -> secret? (judging takes ~10 us a variable)
+
+
 def secret_names() -> list[str]:
     """Names of the variables in this process's environment that look like secrets."""
-    return [name for name, value in os.environ.items() if is_secret(name, value)]
+    return [os.fsdecode(name) for name in _secret_keys(_environ_data())]
 
 
-def scrub_environ(names: list[str]) -> None:
-    """Remove these variables from ``os.environ`` and the C-level environment.
+def _environ_data() -> dict[bytes, bytes]:
+    data: Any = getattr(os.environ, "_data", None)  # posix.environ: bytes to bytes, what os.environ reads
+    if type(data) is dict:
+        return data
+    return {os.fsencode(name): os.fsencode(value) for name, value in os.environ.items()}
+
+
+def _secret_keys(data: dict[bytes, bytes]) -> list[bytes]:
+    if len(_judged) > 4096:
+        _judged.clear()
+    found = []
+    for item in data.items():
+        secret = _judged.get(item)
+        if secret is None:
+            secret = _judged[item] = is_secret(os.fsdecode(item[0]), os.fsdecode(item[1]))
+        if secret:
+            found.append(item[0])
+    return found
+
+
+def environ_for(scratch: str, secrets: list[str]) -> Any:
+    """The child's C-level environment made in the host: every variable but ``secrets``, ``TMPDIR`` on scratch."""
+    skip = {os.fsencode(name) for name in secrets} | {b"TMPDIR"}
+    entries = [name + b"=" + value for name, value in _environ_data().items() if name not in skip]
+    return _kernel.environ_array([*entries, b"TMPDIR=" + os.fsencode(scratch)])
+
+
+def scrub_environ(names: list[str], scratch: str | None = None, made: Any = None) -> None:
+    """Remove these variables from ``os.environ`` and the C-level environment, and forget the rest of
+    the host's environment block (:func:`._kernel.forget_environ`); ``TMPDIR`` is ``scratch``, if given.
 
     The names are found in the parent, where the environment's pages are warm: every object a
     forked child touches costs it a copy-on-write page fault.
     """
+    data: Any = getattr(os.environ, "_data", None)  # posix.environ: bytes to bytes, what os.environ reads
+    if type(data) is dict and data:
+        encoding = sys.getfilesystemencoding()
+        if scratch is not None:
+            data[b"TMPDIR"] = scratch.encode(encoding, "surrogateescape")
+        if _kernel.forget_environ(data, [name.encode(encoding, "surrogateescape") for name in names], made):
+            return
     for name in names:
         os.environ.pop(name, None)
+    if scratch is not None:
+        os.environ["TMPDIR"] = scratch
 
 
 # -- resource limits --------------------------------------------------------------------------
@@ -168,12 +202,13 @@ class Plan:
     shared: tuple[_kernel.Region, ...] = ()  # MAP_SHARED mappings to replace by private copies
     rlimits: tuple[tuple[int, int, int], ...] | None = None  # None: work them out in the child
     signals: tuple[tuple[int, Any], ...] | None = None  # dispositions to set; None: work them out in the child
+    environ: Any = None  # the child's C-level environment, made in the host (None: made in the child)
 
 
 def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = True) -> Plan:
-    baseline = mapped_bytes()
-    return Plan(scratch, limits, netns_fd, baseline, secret_names(), per_call, _kernel.shared_regions(),
-                rlimits(limits, baseline, per_call), signal_resets())
+    baseline, secrets = mapped_bytes(), secret_names()
+    return Plan(scratch, limits, netns_fd, baseline, secrets, per_call, _kernel.shared_regions(),
+                rlimits(limits, baseline, per_call), signal_resets(), environ_for(scratch, secrets))
 
 
 def prepare() -> int | None:
@@ -200,14 +235,18 @@ def harden(plan: Plan, report_fd: int) -> None:
 
 def confine(plan: Plan) -> None:
     """Every guard but the syscall filter and the audit hook: limits, secrets, network, scratch as the
-    temp folder, Landlock, private shared memory, no privileges. The process must be in its own session."""
+    working directory and the temp folder, Landlock, private shared memory, no privileges. The process
+    must be in its own session."""
     scratch, limits = plan.scratch, plan.limits
     _kernel.die_with_parent()
     _kernel.enter_netns(plan.netns_fd)
     _kernel.privatize(plan.shared)  # before the address-space limit: it holds a copy of each mapping for a moment
     set_rlimits(plan.rlimits if plan.rlimits is not None else rlimits(limits, plan.baseline, plan.per_call))
-    scrub_environ(plan.secrets)
-    os.environ["TMPDIR"] = scratch
+    scrub_environ(plan.secrets, scratch, plan.environ)
+    cwd = os.getcwd()  # relative entries of sys.path name folders of the cwd, which is about to change
+    sys.path[:] = [os.path.join(cwd, entry) if isinstance(entry, str) and not os.path.isabs(entry) else entry
+                   for entry in sys.path]
+    os.chdir(scratch)  # what a call writes to a relative path lands in scratch, as it would land in the cwd
     tempfile.tempdir = scratch
     sys.dont_write_bytecode = True  # importing must not try (and be refused) to write __pycache__
     for signum, handler in plan.signals if plan.signals is not None else signal_resets():
@@ -226,25 +265,11 @@ def watch(plan: Plan, report_fd: int) -> None:
     place[0], place[1] = plan.scratch, report_fd
     sys.addaudithook(hook)
     unplug_subinterpreters()
+    guard_at_fork()
 
 
 def _allows_processes(limits: Limits) -> bool:
     return limits.processes is None or limits.processes > 0
-
-
-def fresh_stdio() -> None:
-    """``sys.stdout``/``sys.stderr`` on fds 1/2: the host's may be capture objects that never reach the fds."""
-    for name, fd in (("stdout", 1), ("stderr", 2)):
-        if not _writes_to(getattr(sys, name), fd):
-            raw = io.FileIO(fd, "w", closefd=False)
-            setattr(sys, name, io.TextIOWrapper(raw, "utf-8", "backslashreplace", line_buffering=True))
-
-
-def _writes_to(stream: Any, fd: int) -> bool:
-    try:
-        return bool(stream.fileno() == fd)
-    except Exception:  # capture objects without a file descriptor
-        return False
 
 
 def leftover_threads(before: set[threading.Thread]) -> list[str]:

@@ -51,6 +51,7 @@ SUBINTERPRETER_MODULES = frozenset({"_xxsubinterpreters", "_interpreters", "inte
                                     "_interpchannels", "_interpqueues", "concurrent.interpreters", "_testcapi",
                                     "_testinternalcapi", "_testsinglephase", "_testmultiphase"})
 _SUBINTERPRETER_EVENT = "cpython.PyInterpreterState_New"
+_AT_FORK_EVENT = "regrow.register_at_fork"
 _AF_UNIX = 1
 _FAMILIES = {2: "AF_INET", 10: "AF_INET6", 16: "AF_NETLINK", 17: "AF_PACKET", 40: "AF_VSOCK"}
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -82,10 +83,35 @@ def _refused(*args: Any, **kwargs: Any) -> Any:
     raise SandboxViolation("regrow sandbox refused creating a subinterpreter")
 
 
+def guard_at_fork() -> None:
+    """``os.register_at_fork`` called from a candidate's own code is refused and reported.
+
+    A candidate has no business leaving code to run at the next fork: one that did, and was then
+    installed, would have it run in every process the host forks. A module imported during the call
+    (``random``, ``concurrent.futures``) still registers its own handlers.
+    """
+    original = getattr(os, "register_at_fork", None)
+    if original is None or getattr(original, "__regrow_guarded__", False):
+        return
+    getframe, audit = sys._getframe, sys.audit
+
+    def register_at_fork(**handlers: Any) -> None:
+        caller = getframe(1).f_code.co_filename
+        if caller[:8] == "<regrow ":  # the filename every candidate is compiled under
+            audit(_AT_FORK_EVENT)  # the hook refuses (and reports) it
+            raise SandboxViolation("regrow sandbox refused registering an at-fork handler")
+        original(**handlers)
+
+    register_at_fork.__regrow_guarded__ = True  # type: ignore[attr-defined]
+    for module in (os, sys.modules.get("posix")):
+        if module is not None:
+            module.register_at_fork = register_at_fork  # type: ignore[attr-defined]
+
+
 # -- the audit hook ---------------------------------------------------------------------------
 
 _OTHER_EVENTS = {"open", "os.rename", "os.kill", "os.utime", "socket.__new__", "fcntl.ioctl", "import"}
-_OTHER_EVENTS.add(_SUBINTERPRETER_EVENT)
+_OTHER_EVENTS |= {_SUBINTERPRETER_EVENT, _AT_FORK_EVENT}
 _WATCHED = _PROCESS_EVENTS | _NETWORK_EVENTS | _TAMPER_EVENTS | _PATH_EVENTS | _METADATA_EVENTS | _OTHER_EVENTS
 # where an event's dir_fd argument sits (shutil.rmtree removes by dir_fd and name)
 _DIR_FD_AT = {"os.remove": 1, "os.rmdir": 1, "shutil.rmtree": 1, "os.mkdir": 2}
@@ -234,6 +260,8 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
                 refuse(event, f"outside the scratch directory: {show(args[0])}")
         elif event == _SUBINTERPRETER_EVENT:
             refuse(event, "(subinterpreters have no audit hook)")
+        elif event == _AT_FORK_EVENT:
+            refuse("os.register_at_fork", "(a candidate's code would run in every process the host forks)")
         elif event in path_events:
             at = dir_fd_at.get(event, 99)
             if not inside(absolute(args[0], args[at] if _len(args) > at else None)):

@@ -22,8 +22,9 @@ import ctypes
 import os
 import signal
 import sys
+from typing import Any
 
-from . import _seccomp
+from . import _afterfork, _seccomp
 
 _CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECUREBITS, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT = 1, 24, 28, 38, 47
@@ -62,6 +63,10 @@ class _CapData(ctypes.Structure):
 
 
 _libc_handle: ctypes.CDLL | None = None
+_environ: list[ctypes.c_void_p] = []  # libc's `environ`, looked up once in the host
+_environ_block: list[tuple[int, int]] = []  # where this process's original environment block is
+_kept: list[Any] = []  # the fresh environment a child's libc points at: it must outlive every getenv
+_BYTES_DATA = bytes.__basicsize__ - 1  # offset of a bytes object's data (CPython)
 _netns: dict[str, int | None] = {}  # "fd" -> an fd on an empty network namespace, once made
 _last_cap: list[int] = []
 _NO_CAPS = (_CapHeader(_CAPABILITY_V3, 0), (_CapData * 2)())  # capset's arguments, made here, not in each child
@@ -92,6 +97,9 @@ def prepare() -> int | None:
     handle = libc()
     if handle is None:
         return None
+    if not _environ:
+        _environ.append(ctypes.c_void_p.in_dll(handle, "environ"))
+        _environ_block.extend(_read_environ_block())
     _seccomp.build(False)
     _seccomp.build(True)
     if not _last_cap:
@@ -108,8 +116,8 @@ def prepare() -> int | None:
 def _make_empty_netns(handle: ctypes.CDLL) -> int | None:
     ready_r, ready_w = os.pipe()
     done_r, done_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # a short-lived helper: it enters a new namespace and waits until the host holds it
+
+    def helper() -> None:  # a short-lived helper: it enters a new namespace and waits until the host holds it
         try:
             os.close(done_w)  # or the read below would never see the end of the pipe
             ok = handle.unshare(_CLONE_NEWNET) == 0
@@ -117,6 +125,15 @@ def _make_empty_netns(handle: ctypes.CDLL) -> int | None:
             os.read(done_r, 1)
         finally:
             os._exit(0)
+
+    # Its whole life is in the at-fork handler: no handler registered after regrow's ever runs in it.
+    _afterfork.arm(helper)
+    try:
+        pid = os.fork()
+    finally:
+        _afterfork.disarm()
+    if pid == 0:
+        helper()  # only where no at-fork handler ran
     os.close(ready_w)
     os.close(done_r)
     try:
@@ -129,6 +146,54 @@ def _make_empty_netns(handle: ctypes.CDLL) -> int | None:
         os.close(done_w)
         os.close(ready_r)
         os.waitpid(pid, 0)
+
+
+# -- the environment ----------------------------------------------------------------------------
+
+
+def _read_environ_block() -> list[tuple[int, int]]:
+    """``env_start`` and ``env_end`` of this process (fields 50 and 51 of ``/proc/self/stat``): the memory
+    ``/proc/<pid>/environ`` shows, which still holds every variable the process started with."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()  # fields[0] is field 3, the state
+        start, end = int(fields[47]), int(fields[48])
+    except (OSError, ValueError, IndexError):
+        return []
+    return [(start, end)] if 0 < start < end else []
+
+
+def environ_array(entries: list[bytes]) -> Any:
+    """A ``char **`` holding ``entries`` (``NAME=value``), NULL-terminated: what libc's ``environ`` points at."""
+    if libc() is None:
+        return None
+    array = (ctypes.c_char_p * (len(entries) + 1))(*entries)  # keeps the bytes alive in array._objects
+    return array
+
+
+def forget_environ(environ: dict[bytes, bytes], secrets: list[bytes], made: Any = None) -> bool:
+    """Leave nothing of the host's environment in this (child) process but ``environ`` without ``secrets``.
+
+    The secrets' values are wiped in place and dropped from ``environ`` (``os.environ``'s own dict), libc's
+    ``environ`` is pointed at a fresh array of what is left, and the original environment block — what
+    ``/proc/self/environ`` reads — is zeroed. It is this child's private copy since the fork. False where
+    this cannot be done (not Linux, not CPython): the secrets are then only removed with ``unsetenv``.
+    ``made`` is that array made in the host already (:func:`environ_array`); it must list what
+    ``environ`` holds once the secrets are out.
+    """
+    handle = libc()
+    if handle is None or not _environ or sys.implementation.name != "cpython":
+        return False
+    for name in secrets:
+        value = environ.pop(name, None)
+        if type(value) is bytes and value:
+            ctypes.memset(id(value) + _BYTES_DATA, 0, len(value))
+    array = made if made is not None else environ_array([name + b"=" + value for name, value in environ.items()])
+    _kept[:] = [array]
+    _environ[0].value = ctypes.addressof(array)
+    for start, end in _environ_block:
+        ctypes.memset(start, 0, end - start)
+    return True
 
 
 def die_with_parent() -> None:
