@@ -41,8 +41,12 @@ class Module:
 
 def _definitions(namespace: dict[str, Any], module: str, own: str) -> tuple[list[str], list[str], list[str]]:
     functions, classes, exceptions = [], [], []
-    for name, value in namespace.items():
-        if name.startswith("__") or name == own or getattr(value, "__module__", None) != module:
+    for name, value in list(namespace.items()):
+        try:
+            home = getattr(value, "__module__", None)  # a proxy may raise anything here
+        except Exception:
+            continue
+        if name.startswith("__") or name == own or home != module:
             continue
         if isinstance(value, types.FunctionType):
             functions.append(name)

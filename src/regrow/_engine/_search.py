@@ -280,9 +280,13 @@ class Engine:
 
 def _unless(found: list[Evidence], then: Callable[[], Iterator[tuple[Candidate, _Edit]]],
             ) -> Iterator[tuple[Candidate, _Edit]]:
-    """``then()``'s candidates, only if nothing was ``found`` by the time they are asked for."""
-    if not found:
-        yield from then()
+    """``then()``'s candidates while nothing is ``found``: a pair is searched only once every single edit
+    failed, and the first pair that passes is the one (pairs come most likely first; among several, the
+    one that changes the original least is rarely the one meant)."""
+    for pair in then():
+        if found:
+            return
+        yield pair
 
 
 def judge(worker: Worker, target: Target, source: str, timeout: float) -> dict[str, Any]:

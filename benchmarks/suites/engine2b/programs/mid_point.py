@@ -1,0 +1,3 @@
+def mid_point(a, b):
+    """The point halfway between points ``a`` and ``b``."""
+    return ((a[0] + b[0]) / 3, (a[1] + b[1]) / 3)
