@@ -128,3 +128,12 @@ def test_the_plugin_writes_records_and_deliver_turns_them_into_a_summary(tmp_pat
     text = summary.read_text()
     assert "### Fixed `clamp`" in text and "+        return high" in text
     assert (work / "shapes.py").read_text() == BUGGY
+
+
+def test_a_pull_request_without_a_token_is_reported_and_the_fix_stands(tmp_path):
+    work = make_project(tmp_path)
+    done = run(work, None, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--apply", "--pr", "-q",
+               "--repo", "acme/shop", "--token-env", "NO_SUCH_TOKEN_VARIABLE")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "the environment variable NO_SUCH_TOKEN_VARIABLE is not set" in done.stderr
+    assert "return high  # the bug" in (work / "shapes.py").read_text()

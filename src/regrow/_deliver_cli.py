@@ -86,22 +86,30 @@ def _git() -> Git:
 def after_fix(args: argparse.Namespace, target: Target, result: RepairResult, checks: Sequence[Any],
               store: Store | None, out: TextIO) -> int:
     """Keep the fix as asked; 0, or :data:`UNDELIVERED` with the reason on stderr."""
+    import tempfile
+
     assert result.fix is not None
-    code = 0
-    record_path: Path | None = None
-    try:
-        if args.patch is not None or args.pr:
-            record_path = delivery.save_patch(target, result, checks, args.patch or _scratch(), store)
-            print(f"regrow: wrote the patch and its record: {record_path.with_suffix('.patch')}", file=out)
-        if args.apply:
-            written = write_back(target, result.fix.source, force=args.force)
-            print(f"regrow: wrote {target.filename} (backup: {written.backup})", file=out)
-    except RegrowError as exc:
-        print(f"regrow: the fix was not kept: {exc}", file=sys.stderr)
-        code = UNDELIVERED
-    if args.pr and record_path is not None:
-        code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out))
-    return code
+    with tempfile.TemporaryDirectory(prefix="regrow-patch-") as scratch:
+        code = 0
+        record_path: Path | None = None
+        try:
+            if args.patch is not None or args.pr:
+                record_path = delivery.save_patch(target, result, checks, args.patch or Path(scratch), store)
+                if args.patch is not None:
+                    print(f"regrow: wrote the patch and its record: {record_path.with_suffix('.patch')}", file=out)
+            if args.apply:
+                written = write_back(target, result.fix.source, force=args.force)
+                print(f"regrow: wrote {target.filename} (backup: {written.backup})", file=out)
+        except RegrowError as exc:
+            print(f"regrow: the fix was not kept: {exc}", file=sys.stderr)
+            code = UNDELIVERED
+        if args.pr and record_path is not None:
+            try:
+                code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out))
+            except RegrowError as exc:  # no token, no repository: the fix itself stands
+                print(f"regrow: the fix was not proposed: {exc}", file=sys.stderr)
+                code = UNDELIVERED
+        return code
 
 
 def after_failure(args: argparse.Namespace, target: Target, result: RepairResult, store: Store | None,
@@ -117,12 +125,6 @@ def after_failure(args: argparse.Namespace, target: Target, result: RepairResult
             print(f"regrow: issue {done.status}: {done.url}", file=out)
     except RegrowError as exc:
         print(f"regrow: the failure was not escalated: {exc}", file=sys.stderr)
-
-
-def _scratch() -> Path:
-    import tempfile
-
-    return Path(tempfile.mkdtemp(prefix="regrow-patch-"))
 
 
 def run_deliver(args: argparse.Namespace, out: TextIO) -> int:

@@ -236,7 +236,7 @@ class Healing:
         result = session.run(install=True)
         self.results.append(result)
         if result.ok:
-            self.keeper.proven(self.target, result, session.checks, self.options.store)
+            self.keeper.proven(session.target, result, session.checks, self.options.store)
             self._replaced = running  # what a generator's caller was iterating (see resume)
             clear = getattr(self.entry, "cache_clear", None)
             if callable(clear):  # an lru_cache between heal and the def kept results of the old code
