@@ -11,7 +11,6 @@ import copy
 import functools
 import inspect
 import logging
-import pickle
 import threading
 import time
 import traceback
@@ -35,17 +34,16 @@ from ._policy import prepare
 from ._proposer import Proposer
 from ._sandbox import Sandbox
 from ._session import RepairResult, Session
+from ._snapshot import Snapshot, put_back, take_snapshot
 from ._source import snapshot
 from ._store import Store
 from ._target import Target
-from ._transcript import Unjudged, restore
 from ._unwrap import refusal, unwrap
-from ._wrapper import ATOMS, NONE, RAISE, RETRY, make_wrapper
+from ._wrapper import NONE, RAISE, RETRY, make_wrapper
 
 log = logging.getLogger("regrow")
 
 F = TypeVar("F", bound=Callable[..., Any])
-Snapshot = tuple[tuple[Any, ...], dict[str, Any]]
 
 class Healing:
     """The healing state of one decorated function: ``f.__regrow__``.
@@ -106,7 +104,7 @@ class Healing:
                 return RAISE
             verify, tests = self.options.verify, self.options.tests
             replay = Replay(args, kwargs, verify, annotation_oracle(self.func, verify, tests))
-            result = self._repair(failure, replay, exc, _put_back(args, kwargs, snapshot))
+            result = self._repair(failure, replay, exc, put_back(args, kwargs, snapshot))
         if result is None or not result.ok:
             if result is not None:
                 _note(exc, result.ledger())
@@ -138,7 +136,7 @@ class Healing:
                 reason = "verify rejected the result"
             except CheckFailed as exc:
                 reason = str(exc)
-            snapped = _put_back(args, kwargs, snapshot)
+            snapped = put_back(args, kwargs, snapshot)
             replay = Replay(args, kwargs, verify)
             failure = check_failure("verify", self.func, reason, args, kwargs)
             result = self._repair(failure, replay, None, snapped)
@@ -171,22 +169,7 @@ class Healing:
     resume = staticmethod(resume)
     aresume = staticmethod(aresume)
 
-    @staticmethod
-    def snapshot(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Snapshot | None:
-        """Copies of a call's arguments taken before it runs (``verify=``/``record=`` only); ``None``
-        when they cannot be copied. Immutable scalars need no copy; plain data is copied through
-        pickle (several times faster than ``deepcopy``), anything else with ``deepcopy``."""
-        if all(type(value) in ATOMS for value in (*args, *kwargs.values())):
-            return args, kwargs  # the wrapper builds a fresh kwargs dict for every call
-        try:
-            copied: Snapshot = pickle.loads(pickle.dumps((args, kwargs), pickle.HIGHEST_PROTOCOL))
-            return copied
-        except Exception:
-            pass
-        try:
-            return copy.deepcopy((args, kwargs))
-        except Exception:
-            return None
+    snapshot = staticmethod(take_snapshot)
 
     def remember(self, snapshot: Snapshot | None, result: Any) -> None:
         """Keep a healthy call (``record=``): the arguments as they were passed, a copy of the result."""
@@ -288,22 +271,6 @@ class Healing:
                     raise TestsFailedError(result.ledger() if result else reason) from exc
                 return result
         return None
-
-
-def _put_back(args: tuple[Any, ...], kwargs: dict[str, Any], snapshot: Snapshot | None) -> bool | str:
-    """With a snapshot, put arguments the failing call changed back as the caller passed them.
-
-    ``True`` when the arguments are now the caller's, ``False`` without a snapshot (the guard then
-    finds out whether the function changes them), or the reason they cannot be put back.
-    """
-    if snapshot is None:
-        return False
-    try:
-        restore(args, kwargs, [list(snapshot[0]), snapshot[1]])
-    except Unjudged as exc:
-        return (f"refused: the failing call changed its arguments before it failed and regrow cannot put them "
-                f"back ({exc}), so no proof would be a proof on your input")
-    return True
 
 
 def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeType | None:
