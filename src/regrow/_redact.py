@@ -40,7 +40,7 @@ _ASSIGNMENT = re.compile(
     # A key starts where no identifier character precedes it: a long identifier is tried once, not at
     # each of its characters (which made redaction quadratic).
     r"""(?P<key>["']?(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=]\s*)(?P<q>["']?)"""
-    r"""(?P<value>[^"',}\s)\]]+|(?<=["'])[^"']*)"""
+    r"""(?P<value>[^"',}\s)\]\x00]+|(?<=["'])[^"']*)"""
 )
 # "max_tokens", "token_count": counts of language-model tokens, not credentials.
 _COUNT_WORDS = frozenset({"count", "counts", "max", "min", "limit", "num", "number", "len", "length", "size",

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _guard
-from ._base import Limits, Outcome
+from ._base import Limits, Outcome, clean
 from ._channel import (
     ChannelError,
     Collector,
@@ -131,7 +131,7 @@ class _Worker:
         os.close(result_w)
         self._result_r = result_r
         assert self.process.stdout is not None
-        self._collector = Collector(result_r, self.process.stdout.fileno(), 1 << 30, OUTPUT_LIMIT)
+        self._collector = Collector(result_r, self.process.stdout.fileno(), limits.result_bytes, OUTPUT_LIMIT)
         setup = {"sys_path": sys.path, "scratch": self.scratch, "limits": dataclasses.asdict(limits), "netns_fd": netns}
         write_frame(self._request_w, encode(setup, 1 << 24))
         self._ready = False
@@ -147,7 +147,7 @@ class _Worker:
                 return failure, False
         if self._collector.readable():  # it wrote between calls: a thread of an earlier call lives on
             return Outcome("crashed", detail="the worker was busy with an earlier call's leftovers"), False
-        self._collector.reset()
+        self._collector.reset(limits.result_bytes)  # this call's frame limit, and a fresh decode budget
         self.calls += 1
         request = {"id": call_id, "ref": ref, "args": args, "result_bytes": limits.result_bytes}
         started = time.monotonic()
@@ -156,8 +156,8 @@ class _Worker:
             done = self._collector.run(
                 started + limits.timeout, lambda c: _result(c, call_id) is not None or not c.result_open
             )
-        except (OSError, ChannelError) as exc:
-            return self._ended(limits, started, broken=str(exc)), False
+        except (OSError, ChannelError, MemoryError) as exc:
+            return self._ended(limits, started, broken=str(exc) or type(exc).__name__), False
         result = _result(self._collector, call_id)
         if result is None:
             return self._ended(limits, started, timed_out=not done), False
@@ -265,7 +265,10 @@ class PoolSandbox:
             return refused
         with self._slots:
             worker = self._take(limits)
-            outcome, fit = worker.run(next(self._ids), ref, list(args), limits)
+            try:
+                outcome, fit = worker.run(next(self._ids), ref, list(args), limits)
+            except Exception as exc:  # a failure in the host while it watched the worker: nothing escapes call
+                outcome, fit = Outcome("crashed", detail=clean(f"the pool failed in the host: {exc!r}")), False
             self._give_back(worker, fit, limits)
         return outcome
 
