@@ -249,17 +249,22 @@ def select(engine: dict[str, Any], limit: int, out: Path, sample: int) -> list[d
 
 def run_systems(tasks: list[dict[str, Any]], args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
     log = out / "calls.jsonl"
-    if log.exists():
+    rows_file = out / "runs.json"
+    rows: list[dict[str, Any]] = []
+    if args.resume and rows_file.exists():  # keep what finished; the log goes on (its marks keep runs apart)
+        rows = [r for r in json.loads(rows_file.read_text(encoding="utf-8")) if r["status"] != "error"]
+    elif log.exists():
         log.rename(out / f"calls-{int(log.stat().st_mtime)}.jsonl.old")
+    done = {(r["system"], r["task"]) for r in rows}
     server = Server(Path(args.model_file), args.port, log, args.model_name, args.max_tokens, out / "server.log")
     base_url = f"{server.url}/v1"
     model = f"openai:{args.model_name}"
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "not-needed"}
-    rows: list[dict[str, Any]] = []
-    rows_file = out / "runs.json"
     try:
         for number, task in enumerate(tasks, start=1):
             for system in args.systems:
+                if (system, task["name"]) in done:
+                    continue
                 server.mark(f"{system}|{task['name']}")
                 started = time.monotonic()
                 work = out / "work" / system / task["name"]
@@ -318,28 +323,52 @@ def _normal(node: ast.AST) -> str:
     return ast.dump(node, include_attributes=False)
 
 
-def original_function(task: dict[str, Any]) -> tuple[str, str | None]:
-    """The target's name and its normal form (``None`` if it cannot be found)."""
+def original_function(task: dict[str, Any]) -> tuple[str, str | None, str]:
+    """The target's name, its normal form (``None`` if it cannot be found) and its source, dedented."""
+    import textwrap
+
     where, _, qualname = task["target"].partition("::")
-    tree = ast.parse(Path(task["root"], where).read_text(encoding="utf-8"))
+    text = Path(task["root"], where).read_text(encoding="utf-8")
+    tree = ast.parse(text)
     scope: list[ast.stmt] = tree.body
     *owners, name = qualname.split(".")
     for owner in owners:
         found = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == owner), None)
         if found is None:
-            return name, None
+            return name, None, ""
         scope = found.body
     node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
-    return name, _normal(node) if node is not None else None
+    if node is None:
+        return name, None, ""
+    lines = text.splitlines(keepends=True)[node.lineno - 1:node.end_lineno]
+    return name, _normal(node), textwrap.dedent("".join(lines))
 
 
 _FENCE = re.compile(r"(```+|~~~+)[^\n]*\n(.*?)\1", re.DOTALL)
 
 
-def reply_function(reply: str, name: str) -> str | None:
-    """The normal form of the last definition of ``name`` in a reply (fenced blocks, else the whole text)."""
+def reply_function(reply: str, name: str, original: str = "") -> str | None:
+    """The normal form of the function a reply makes: its local edits (SEARCH/REPLACE blocks, a unified
+    diff) applied to the original, else the last definition of ``name`` in it (fenced blocks, else the
+    whole text). ``None``: no function, or edits that do not apply.
+
+    Edits are read and applied with regrow's own ``_edits`` module (the measured commit's), the
+    one a regrow run used on the same replies.
+    """
     import textwrap
 
+    try:
+        from regrow._llm._edits import EditError, apply, edits_in
+    except ImportError:  # a regrow without local edits: whole functions only
+        edits_in = None
+    if edits_in is not None and original:
+        try:
+            found_edits = edits_in(reply)
+            if found_edits is not None:
+                made, _ = apply(original, found_edits[0])
+                reply = f"```python\n{made}\n```"
+        except (EditError, ValueError):
+            return None
     found = None
     for block in [m.group(2) for m in _FENCE.finditer(reply)] or [reply]:
         for text in (block, textwrap.dedent(block)):
@@ -355,39 +384,62 @@ def reply_function(reply: str, name: str) -> str | None:
 
 
 def read_log(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """The requests after each mark, by the mark's label; a label marked again (a run done again after an
+    interrupted benchmark, ``--resume``) keeps only its last run's requests."""
     calls: dict[str, list[dict[str, Any]]] = {}
     if not path.exists():
         return calls
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        if record.get("kind") == "chat" and record.get("label"):
+        if record.get("kind") == "mark":
+            calls[record["label"]] = []
+        elif record.get("kind") == "chat" and record.get("label"):
             calls.setdefault(record["label"], []).append(record)
     return calls
 
 
-def call_stats(records: list[dict[str, Any]], name: str, original: str | None) -> dict[str, Any]:
+def call_stats(records: list[dict[str, Any]], name: str, original: str | None, source: str) -> dict[str, Any]:
+    """A run's requests: model calls, and how many were echoes, repeats, retries, cut off, without a function.
+
+    A request with the prompt of the request just before it, which the client had abandoned (it
+    stopped reading the stream: its own time limit), is the client's transport retry of the same
+    call: counted as a retry, not as a call or a repeat. Any other prompt sent before in the run
+    is a repeat. Tokens and model time count every request.
+    """
     seen: set[str] = set()
     stats = Counter()
+    previous: dict[str, Any] | None = None
     for record in records:
-        stats["calls"] += 1
-        if record["prompt_sha256"] in seen:
-            stats["repeats"] += 1
+        stats["requests"] += 1
+        retry = previous is not None and previous.get("client_gone") and \
+            previous["prompt_sha256"] == record["prompt_sha256"]
+        previous = record
+        if retry:
+            stats["retries"] += 1
+        else:
+            stats["calls"] += 1
+            if record["prompt_sha256"] in seen:
+                stats["repeats"] += 1
         seen.add(record["prompt_sha256"])
         if "error" in record:
             stats["errors"] += 1
             continue
-        got = reply_function(record.get("reply", ""), name)
-        if got is None:
-            stats["no_function"] += 1
-        elif original is not None and got == original:
-            stats["echoes"] += 1
-        if record.get("finish_reason") == "length":
-            stats["cut_off"] += 1
+        if record.get("client_gone"):  # the client never read the whole reply
+            stats["abandoned"] += 1
+        elif not retry:
+            got = reply_function(record.get("reply", ""), name, source)
+            if got is None:
+                stats["no_function"] += 1
+            elif original is not None and got == original:
+                stats["echoes"] += 1
+            if record.get("finish_reason") == "length":
+                stats["cut_off"] += 1
         stats["tokens_in"] += record.get("prompt_tokens", 0)
         stats["tokens_out"] += record.get("completion_tokens", 0)
         stats["model_ms"] += int(1000 * record.get("seconds", 0))
-    return {k: stats[k] for k in ("calls", "echoes", "repeats", "no_function", "cut_off", "errors", "tokens_in",
-                                  "tokens_out")} | {"model_seconds": round(stats["model_ms"] / 1000, 1)}
+    return {k: stats[k] for k in ("calls", "echoes", "repeats", "no_function", "cut_off", "abandoned", "retries",
+                                  "requests", "errors", "tokens_in", "tokens_out")} \
+        | {"model_seconds": round(stats["model_ms"] / 1000, 1)}
 
 
 def report(out: Path) -> dict[str, Any]:
@@ -398,8 +450,8 @@ def report(out: Path) -> dict[str, Any]:
     by_name = {t["name"]: t for t in tasks}
     originals = {t["name"]: original_function(t) for t in tasks}
     for row in rows:
-        name, original = originals[row["task"]]
-        row["calls"] = call_stats(logs.get(f"{row['system']}|{row['task']}", []), name, original)
+        name, original, source = originals[row["task"]]
+        row["calls"] = call_stats(logs.get(f"{row['system']}|{row['task']}", []), name, original, source)
         row["fix"] = row["status"] in FIX_STATUSES
     systems: dict[str, Any] = {}
     for system in dict.fromkeys(r["system"] for r in rows):
@@ -439,15 +491,17 @@ def markdown(data: dict[str, Any]) -> str:
         f"greedy, reply cap {meta['max_tokens']} tokens · {meta['calls']} model calls per task · "
         f"task timeout {meta['timeout']:g}s · {meta['started']}",
         "",
-        "| system | tasks | fixes | correct | wrong | unjudged | model calls | echoes | repeats | no function "
-        "| tokens in | tokens out | model s | wall s |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| system | tasks | fixes | correct | wrong | unjudged | model calls | echoes | repeats "
+        "| echoes + repeats | no usable function | retries | tokens in | tokens out | model s | wall s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: |",
     ]
     for system, s in systems.items():
+        share = f"{s['echo_or_repeat_percent']}%" if s["echo_or_repeat_percent"] is not None else "—"
         lines.append(f"| {system} | {s['tasks']} | {s['fixes']} | {s['correct']} | {s['wrong']} | {s['unjudged']} "
-                     f"| {s.get('calls', 0)} | {s.get('echoes', 0)} | {s.get('repeats', 0)} "
-                     f"| {s.get('no_function', 0)} | {s.get('tokens_in', 0)} | {s.get('tokens_out', 0)} "
-                     f"| {s['model_seconds']} | {s['wall_seconds']} |")
+                     f"| {s.get('calls', 0)} | {s.get('echoes', 0)} | {s.get('repeats', 0)} | {share} "
+                     f"| {s.get('no_function', 0)} | {s.get('retries', 0)} | {s.get('tokens_in', 0)} "
+                     f"| {s.get('tokens_out', 0)} | {s['model_seconds']} | {s['wall_seconds']} |")
     over = data["chain_calls_over_llm"]
     lines += ["", f"Tasks where chain mode made more model calls than model-only mode: "
                   f"{', '.join(over) if over else 'none'}.", "",
@@ -519,11 +573,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--self-heal-python", default=str(REPO / ".venv-self-heal/bin/python"),
                         help="the Python of self-heal's own environment (.venv-self-heal/bin/python)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated, of {', '.join(SYSTEMS)}")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the runs in OUT/runs.json that did not end in error and run only the rest")
     args = parser.parse_args(argv)
     args.systems = [s for s in args.systems.split(",") if s]
+    args.self_heal_python = os.path.abspath(args.self_heal_python)  # not resolved: a venv's python is a link
     if unknown := set(args.systems) - set(SYSTEMS):
         parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
-    out = Path(args.out)
+    out = Path(args.out).absolute()  # the task scripts run in the tasks' roots
     out.mkdir(parents=True, exist_ok=True)
     if args.step == "report":
         report(out)
@@ -551,6 +608,10 @@ def main(argv: list[str] | None = None) -> int:
             "timeout": args.timeout, "call_seconds": args.call_seconds, "started": started,
             "python": platform.python_version(), "cores": os.cpu_count(), "systems": args.systems,
             "task_limit": args.tasks, "realcode_sample": args.realcode_sample, "engine": engine}
+    if args.resume and (out / "meta.json").exists():
+        earlier = json.loads((out / "meta.json").read_text(encoding="utf-8"))
+        meta["started"] = earlier.get("started", started)
+        meta["resumed"] = [*earlier.get("resumed", []), started]
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     load_before = os.getloadavg()
     run_systems(tasks, args, out)
