@@ -2,7 +2,9 @@
 
 The baseline is what the predecessors did: a fresh ``python -I`` subprocess per call. Beside the
 fork sandbox stands a bare ``os.fork()`` + ``os._exit(0)`` + ``waitpid`` of the same process: the
-floor that forking this process costs, whatever the guard does.
+floor that forking this process costs, whatever the guard does. The fork sandbox runs again in a
+host with three threads logging to a file the whole time (a web worker): every call must still
+return, and the threads' cost shows.
 
     python benchmarks/sandbox.py [--quick]
 """
@@ -10,11 +12,14 @@ floor that forking this process costs, whatever the guard does.
 from __future__ import annotations
 
 import argparse
+import logging
 import operator
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 
@@ -24,6 +29,35 @@ from regrow._sandbox import ForkSandbox, InProcessSandbox, Limits, PoolSandbox
 
 LIMITS = Limits(timeout=5.0)
 TARGETS = {"inprocess": 50e-6, "fork": 5e-3, "fork (server)": 5e-3, "pool": 1e-3}
+
+
+class logging_threads:
+    """``count`` threads logging to a file as fast as they can, for the duration of a ``with`` block."""
+
+    def __init__(self, count: int) -> None:
+        self.stop = threading.Event()
+        self.log = logging.getLogger("benchmark.web")
+        self.log.propagate = False
+        self.log.setLevel(logging.INFO)
+        self.folder = tempfile.TemporaryDirectory()
+        self.log.addHandler(logging.FileHandler(os.path.join(self.folder.name, "web.log")))
+        self.threads = [threading.Thread(target=self.chatter, args=(n,), daemon=True) for n in range(count)]
+
+    def chatter(self, n: int) -> None:
+        while not self.stop.is_set():
+            self.log.info("worker %d handled a request", n)
+
+    def __enter__(self) -> None:
+        for thread in self.threads:
+            thread.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join()
+        for handler in self.log.handlers:
+            handler.close()
+        self.folder.cleanup()
 
 
 def measure(call: Callable[[], object], count: int, warmup: int = 3) -> list[float]:
@@ -76,6 +110,8 @@ def main() -> None:
     runs["fork+exit (bare)"] = measure(checked(bare_fork), int(300 * scale))
     with ForkSandbox(LIMITS) as fork:
         runs["fork"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
+    with ForkSandbox(LIMITS) as fork, logging_threads(3):
+        runs["fork (3 logging threads)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
     with ForkSandbox(LIMITS, server=True) as server:
         runs["fork (server)"] = measure(checked(lambda: server.call(operator.add, 2, 3)), int(300 * scale))
     with PoolSandbox(workers=2, limits=LIMITS) as pool:
@@ -89,13 +125,13 @@ def report(runs: dict[str, list[float]]) -> None:
     python = f"{sys.implementation.name} {sys.version.split()[0]}"
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"per-call latency of operator.add(2, 3); {python}, {os.cpu_count()} CPUs, load average {load:.1f}")
-    print(f"{'mode':<22}{'calls':>7}{'mean':>12}{'median':>12}{'target':>10}{'vs baseline':>14}")
+    print(f"{'mode':<26}{'calls':>7}{'mean':>12}{'median':>12}{'target':>10}{'vs baseline':>14}")
     for mode, samples in runs.items():
         mean, median = statistics.mean(samples), statistics.median(samples)
         target = TARGETS.get(mode)
         mark = "" if target is None else (" ok" if median <= target else " MISS")
         print(
-            f"{mode:<22}{len(samples):>7}{_fmt(mean):>12}{_fmt(median):>12}"
+            f"{mode:<26}{len(samples):>7}{_fmt(mean):>12}{_fmt(median):>12}"
             f"{_fmt(target) if target else '-':>10}{base / mean:>12.0f}x{mark}"
         )
 
