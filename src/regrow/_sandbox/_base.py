@@ -39,7 +39,8 @@ class Limits:
     ``memory_bytes`` is address space the call may add to what its process already has mapped
     (a forked child starts with the host's whole mapping). ``processes`` is how many processes
     the call may start (0: none, refused by the audit hook; ``None``: no limit).
-    ``result_bytes`` caps the encoded return value that comes back from a child process.
+    ``result_bytes`` caps each frame that comes back from a child process (the encoded return value
+    among them); all the frames of one call may together take ``4 * result_bytes + 1 MiB`` to decode.
     """
 
     timeout: float = 2.0
