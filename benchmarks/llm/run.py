@@ -384,23 +384,41 @@ def reply_function(reply: str, name: str, original: str = "") -> str | None:
 
 
 def read_log(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """The requests after each mark, by the mark's label; a label marked again (a run done again after an
-    interrupted benchmark, ``--resume``) keeps only its last run's requests."""
+    """The requests of each run, by its mark's label; a label marked again (a run done again after an
+    interrupted benchmark, ``--resume``) keeps only its last run's requests.
+
+    A request belongs to the run that was current when it arrived (``arrived_label``). A log
+    written before the server recorded that is read by time: a request logged after a mark whose
+    generation had started before the mark (it was logged when it ended) belongs to the run before,
+    and so does the client's retry of that same prompt right after it, abandoned too.
+    """
     calls: dict[str, list[dict[str, Any]]] = {}
     if not path.exists():
         return calls
+    current = previous = ""
+    marked = 0.0
+    moved: dict[str, Any] | None = None
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if record.get("kind") == "mark":
-            calls[record["label"]] = []
+            previous, current, marked, moved = current, record["label"], float(record["ts"]), None
+            calls[current] = []
         elif record.get("kind") == "chat" and record.get("label"):
-            calls.setdefault(record["label"], []).append(record)
+            label = record.get("arrived_label") or record["label"]
+            if "arrived_label" not in record and previous in calls:
+                started = float(record["ts"]) - float(record.get("seconds", 0.0))
+                retry = moved is not None and record.get("client_gone") and \
+                    moved["prompt_sha256"] == record["prompt_sha256"]
+                if started < marked or retry:
+                    label, moved = previous, record
+            calls.setdefault(label, []).append(record)
     return calls
 
 
 def call_stats(records: list[dict[str, Any]], name: str, original: str | None, source: str) -> dict[str, Any]:
     """A run's requests: model calls, and how many were echoes, repeats, retries, cut off, without a function.
 
+    *same_reply* counts a changed function the run had already received (a candidate sent again).
     A request with the prompt of the request just before it, which the client had abandoned (it
     stopped reading the stream: its own time limit), is the client's transport retry of the same
     call: counted as a retry, not as a call or a repeat. Any other prompt sent before in the run
@@ -409,6 +427,7 @@ def call_stats(records: list[dict[str, Any]], name: str, original: str | None, s
     seen: set[str] = set()
     stats = Counter()
     previous: dict[str, Any] | None = None
+    replies: set[str] = set()
     for record in records:
         stats["requests"] += 1
         retry = previous is not None and previous.get("client_gone") and \
@@ -432,13 +451,17 @@ def call_stats(records: list[dict[str, Any]], name: str, original: str | None, s
                 stats["no_function"] += 1
             elif original is not None and got == original:
                 stats["echoes"] += 1
+            elif got in replies:
+                stats["same_reply"] += 1
+            if got is not None:
+                replies.add(got)
             if record.get("finish_reason") == "length":
                 stats["cut_off"] += 1
         stats["tokens_in"] += record.get("prompt_tokens", 0)
         stats["tokens_out"] += record.get("completion_tokens", 0)
         stats["model_ms"] += int(1000 * record.get("seconds", 0))
-    return {k: stats[k] for k in ("calls", "echoes", "repeats", "no_function", "cut_off", "abandoned", "retries",
-                                  "requests", "errors", "tokens_in", "tokens_out")} \
+    return {k: stats[k] for k in ("calls", "echoes", "repeats", "same_reply", "no_function", "cut_off", "abandoned",
+                                  "retries", "requests", "errors", "tokens_in", "tokens_out")} \
         | {"model_seconds": round(stats["model_ms"] / 1000, 1)}
 
 
@@ -492,14 +515,16 @@ def markdown(data: dict[str, Any]) -> str:
         f"task timeout {meta['timeout']:g}s · {meta['started']}",
         "",
         "| system | tasks | fixes | correct | wrong | unjudged | model calls | echoes | repeats "
-        "| echoes + repeats | no usable function | retries | tokens in | tokens out | model s | wall s |",
+        "| echoes + repeats | same reply again | no usable function | retries | tokens in | tokens out | model s "
+        "| wall s |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: |",
+        "| ---: | ---: |",
     ]
     for system, s in systems.items():
         share = f"{s['echo_or_repeat_percent']}%" if s["echo_or_repeat_percent"] is not None else "—"
         lines.append(f"| {system} | {s['tasks']} | {s['fixes']} | {s['correct']} | {s['wrong']} | {s['unjudged']} "
                      f"| {s.get('calls', 0)} | {s.get('echoes', 0)} | {s.get('repeats', 0)} | {share} "
+                     f"| {s.get('same_reply', 0)} "
                      f"| {s.get('no_function', 0)} | {s.get('retries', 0)} | {s.get('tokens_in', 0)} "
                      f"| {s.get('tokens_out', 0)} | {s['model_seconds']} | {s['wall_seconds']} |")
     over = data["chain_calls_over_llm"]
@@ -520,6 +545,8 @@ def markdown(data: dict[str, Any]) -> str:
                 extra.append(f"{c['echoes']} echo")
             if c["repeats"]:
                 extra.append(f"{c['repeats']} repeat")
+            if c.get("same_reply"):
+                extra.append(f"{c['same_reply']} same reply")
             by = f" ({row['operator']})" if row.get("operator") else ""
             cells.append(f"{row['status']}{by}, {', '.join(extra)}")
         lines.append(f"| {task['name']} | {task['suite']} | " + " | ".join(cells) + " |")

@@ -294,7 +294,8 @@ class Handler(BaseHTTPRequestHandler):
         usage_chunk = bool((body.get("stream_options") or {}).get("include_usage"))
         ident = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         record: dict[str, Any] = {
-            "kind": "chat", "stream": stream, "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest(),
+            "kind": "chat", "arrived_label": self.log.label, "arrived": round(time.time(), 3), "stream": stream,
+            "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest(),
             "max_tokens": max_tokens, "asked_max_tokens": asked, "user_agent": self.headers.get("User-Agent", ""),
             "client_sampling": {k: body[k] for k in ("temperature", "top_p", "seed", "top_k") if k in body},
             "messages": messages,
