@@ -11,7 +11,9 @@ line at column 0 inside an indented method) is text, not indentation, and is lef
 """
 
 from __future__ import annotations
+import __future__
 
+import functools
 import inspect
 import io
 import linecache
@@ -20,6 +22,11 @@ import tokenize
 import types
 
 from ._errors import TargetError
+
+# Every __future__ feature's compiler flag: a definition is compiled with the ones its code was.
+FUTURE_FLAGS = functools.reduce(
+    lambda acc, name: acc | getattr(__future__, name).compiler_flag, __future__.all_feature_names, 0
+)
 
 _snapshots: dict[str, list[str]] = {}
 _MAX_SNAPSHOTS = 512
@@ -111,7 +118,7 @@ def _mismatch(func: types.FunctionType, text: str) -> str:
         return f"no definition of {func.__name__} at line {func.__code__.co_firstlineno}"
     try:  # decorators included: compiling does not run them, and the first line is theirs in both
         made = compile(ast.Module(body=[node], type_ignores=[]), func.__code__.co_filename, "exec",
-                       flags=func.__code__.co_flags & _FUTURE, dont_inherit=True)
+                       flags=func.__code__.co_flags & FUTURE_FLAGS, dont_inherit=True)
     except SyntaxError as exc:  # e.g. `nonlocal` or `super()` only valid in its real scope
         return "" if "nonlocal" in str(exc.msg) else f"it does not compile: {exc.msg}"
     compiled = next((c for c in made.co_consts if isinstance(c, types.CodeType) and c.co_name == func.__name__),
@@ -151,15 +158,3 @@ def _constants(code: types.CodeType) -> list[object]:
         else:
             found.append((type(const).__name__, repr(const)))
     return found
-
-
-def _future_flags() -> int:
-    import __future__
-
-    flags = 0
-    for name in __future__.all_feature_names:
-        flags |= getattr(__future__, name).compiler_flag
-    return flags
-
-
-_FUTURE = _future_flags()

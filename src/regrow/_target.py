@@ -24,14 +24,11 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from ._errors import TargetError
-from ._source import definition, reindent
+from ._source import FUTURE_FLAGS, definition, reindent
 from ._unwrap import unwrap
 
 log = logging.getLogger("regrow")
 
-_FUTURE_FLAGS = functools.reduce(
-    lambda acc, name: acc | getattr(__future__, name).compiler_flag, __future__.all_feature_names, 0
-)
 _SCOPE = "__regrow_scope__"
 _serial = itertools.count(1)
 
@@ -190,7 +187,7 @@ class Target:
         filename = f"<regrow {self.module}.{self.qualname} #{next(_serial)}>"
         _register_source(filename, source)
         # Annotations stay strings: a candidate's annotation is never evaluated (the original's are kept).
-        flags = (self.original_code.co_flags & _FUTURE_FLAGS) | __future__.annotations.compiler_flag
+        flags = (self.original_code.co_flags & FUTURE_FLAGS) | __future__.annotations.compiler_flag
         code = compile(module, filename, "exec", flags=flags, dont_inherit=True)
         scratch: dict[str, Any] = dict(self.func.__globals__)
         exec(code, scratch)
