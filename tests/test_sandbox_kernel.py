@@ -130,10 +130,12 @@ def _session() -> list[Any]:
 
 
 def test_the_child_leads_a_session_of_its_own_without_a_terminal(box: ForkSandbox) -> None:
+    session, group = os.getsid(0), os.getpgrp()
     outcome = box.call(_session)
     assert outcome.ok, outcome
     assert outcome.value[:2] == [True, True] and outcome.value[2] in ("ENXIO", "ENOENT")
-    assert os.getsid(0) != 0  # the host's own session is untouched
+    # the host's own session and group are untouched (a CI container may run in session 0)
+    assert (os.getsid(0), os.getpgrp()) == (session, group)
 
 
 def _credentials() -> dict[str, str]:
