@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import regrow
 
@@ -37,3 +37,14 @@ if TYPE_CHECKING:
     assert_type(regrow.state(plain), regrow.Healing)
     assert_type(regrow.state(plain).last_result, regrow.RepairResult | None)
     assert_type(regrow.state(plain).write_back("apply", force=True), Path | None)
+
+
+def _requests(total: int) -> int:
+    if total < 0:
+        regrow.request_healing("a negative total", {"total": total})
+    return total
+
+
+if TYPE_CHECKING:
+    assert_type(regrow.HealingRequested("why").reason, str)
+    assert_type(regrow.HealingRequested("why", {"n": 1}).details, dict[str, Any])

@@ -19,6 +19,7 @@ from ._heal import Healing, heal, state
 from ._ledger import ledger_of
 from ._proposer import Attempt, Proposer, Request
 from ._repair import repair
+from ._request import HealingRequested, request_healing
 from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox
 from ._session import Budget, RepairResult, Session
 from ._store import CacheProposer, Store
@@ -40,6 +41,7 @@ __all__ = [
     "EventType",
     "Failure",
     "Healing",
+    "HealingRequested",
     "InProcessSandbox",
     "Limits",
     "Outcome",
@@ -67,5 +69,6 @@ __all__ = [
     "is_enabled",
     "ledger_of",
     "repair",
+    "request_healing",
     "state",
 ]

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._redact import redact_text, redact_value
+from ._request import HealingRequested
 from ._sandbox import InProcessSandbox, Limits
 
-FailureKind = Literal["exception", "verify", "test"]
+FailureKind = Literal["exception", "verify", "test", "requested"]  # requested: request_healing()
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 _REPR_LIMIT = 400
@@ -100,6 +101,7 @@ class Failure:
     arguments: Mapping[str, str] = dataclasses.field(default_factory=dict)
     locals: Mapping[str, str] = dataclasses.field(default_factory=dict)
     reason: str = ""
+    details: Mapping[str, str] = dataclasses.field(default_factory=dict)  # request_healing(details=), redacted
     args: tuple[Any, ...] = dataclasses.field(default=(), repr=False, compare=False)
     kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
@@ -139,8 +141,9 @@ def capture_exception(
         (f, n) for f, n in frames if not f.f_code.co_filename.startswith(_PACKAGE_DIR)
     )
     text = "".join([*user.format(), *traceback.format_exception_only(type(exc), exc)])
+    requested = exc if isinstance(exc, HealingRequested) else None
     return Failure(
-        kind="exception",
+        kind="requested" if requested is not None else "exception",
         qualname=func.__qualname__,
         exc_type=_type_name(type(exc)),
         message=redact_text(_message(exc)),
@@ -149,6 +152,8 @@ def capture_exception(
         line=line,
         arguments=_evidence(bind_arguments(func, args, kwargs)),
         locals=_evidence(local_values),
+        reason=redact_text(requested.reason) if requested is not None else "",
+        details=_evidence(requested.details) if requested is not None else {},
         args=args,
         kwargs=kwargs,
     )

@@ -24,6 +24,7 @@ from ._evaluate import evaluate, evaluating, reason_of
 from ._plain import PlainError
 from ._policy import untrusted_without_oracle
 from ._rails import module_names, new_reasons
+from ._request import dropped_requests
 from ._sandbox import InProcessSandbox, Limits, Sandbox
 from ._target import Target
 from ._transcript import Replayer, Unjudged
@@ -42,6 +43,8 @@ def prove(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox
     # (imports from a small allowlist, no computed attribute names) for all but the engine's edits.
     strict = isinstance(sandbox, InProcessSandbox) and not trusted
     reasons = new_reasons(target.bare_source, candidate.source, module_names(target.func.__globals__), strict)
+    dropped = dropped_requests(target.bare_source, candidate.source)
+    reasons += [dropped] if dropped else []
     if reasons:
         return Verdict(False, "rails", "refused before it ran: " + "; ".join(reasons[:5]))
     verdict = _once(target, candidate, checks, sandbox, limits, trusted)

@@ -214,6 +214,10 @@ def _function(request: Request) -> str:
         facts.append("Its other decorators, which regrow keeps: " + ", ".join(f"@{d}" for d in others) + ".")
     source = mask_shapes(target.bare_source.rstrip())
     return "\n".join(facts) + f"\n```python\n{source}\n```"
+    if failure.kind == "requested":
+        what.append("The function itself called request_healing(): its result would have been wrong. Keep that "
+                    "call; fix what makes it ask.")
+        what += [f"Detail: {name} = {cap(text, 400)}" for name, text in failure.details.items()]
 
 
 def _shrinking(title: str, text: str, keep: tuple[int, ...]) -> list[str]:
