@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
@@ -11,17 +12,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from ._chain import default_chain
 from ._checks import Check, PytestTests
 from ._deliver_cli import add_deliver_command, add_heal_options, after_failure, after_fix
 from ._engine import Engine
 from ._errors import RegrowError, TargetError
 from ._events import Event
-from ._failure import check_failure
+from ._failure import Failure, check_failure
 from ._locate import attribute, blame, describe, is_path, loaded, split
 from ._probe import Reach, SomeTests, probe, prove_in_copy
-from ._pytest_runner import CollectionError, open_suite, set_options
+from ._pytest_runner import CollectionError, Suite, open_suite, set_options
 from ._sandbox import InProcessSandbox
-from ._session import Budget, Session
+from ._session import Budget, RepairResult, Session
 from ._store import Store
 from ._target import Target
 
@@ -50,7 +52,22 @@ class _Printer:
             print(f"  {self.red}proposer error{self.reset}: {event.message}", file=self.out)
 
 
-def _heal(args: argparse.Namespace, out: TextIO) -> int:
+@dataclasses.dataclass
+class Prepared:
+    """A heal ready to run: the target as the tests import it, what each test did on it, and its first
+    failure with the checks a fix must pass (``failure`` is ``None`` when there is nothing to heal, and
+    ``status`` is then the exit status)."""
+
+    target: Target
+    reach: list[Reach]
+    suite: Suite
+    failure: Failure | None = None
+    checks: list[Check] = dataclasses.field(default_factory=list)
+    status: int = 0
+
+
+def prepare(args: argparse.Namespace, out: TextIO) -> Prepared:
+    """Collect the tests, find the target they import, run each test once on it and find its first failure."""
     set_options(args.pytest_args)
     where, _ = split(args.target)
     if is_path(where) and not Path(where).is_file():
@@ -80,9 +97,9 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
         if any(not seen.result.passed for seen in reach):
             print(f"regrow: no failing test calls {name} in this process: no candidate can be proven "
                   "against them", file=out)
-            return 1
+            return Prepared(target, reach, suite, status=1)
         print("regrow: every test passes; nothing to repair", file=out)
-        return 0
+        return Prepared(target, reach, suite)
     first = failing[0]
     crash = first.location
     inside = crash is not None and Path(crash[0]).resolve() == Path(target.filename).resolve()
@@ -93,17 +110,30 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
     checks: list[Check] = [tests] if len(seeing) == len(reach) else [SomeTests(suite, seeing)]
     if len(seeing) != len(reach):
         print(f"regrow: proving fixes against the {len(seeing)} of {len(reach)} tests that call {name}", file=out)
+    return Prepared(target, reach, suite, failure, checks)
+
+
+def _heal(args: argparse.Namespace, out: TextIO) -> int:
+    prepared = prepare(args, out)
+    return prepared.status if prepared.failure is None else run_heal(args, prepared, out)[0]
+
+
+def run_heal(args: argparse.Namespace, prepared: Prepared, out: TextIO) -> tuple[int, RepairResult]:
+    """Search for a fix of a prepared heal, prove it, and keep it as asked: the exit status and the result."""
+    target, failure, reach, suite = prepared.target, prepared.failure, prepared.reach, prepared.suite
+    assert failure is not None
     budget = Budget(max_candidates=args.max_candidates, timeout=args.timeout, candidate_timeout=args.candidate_timeout)
     printer = _Printer(out, args.quiet)
     store = Store(args.store) if args.store else None
-    session = Session(target, failure, checks, [Engine()], sandbox=InProcessSandbox(), budget=budget,
-                      on_event=[printer], store=store)
+    proposers = default_chain(args.model) if args.model else (Engine(),)
+    session = Session(target, failure, prepared.checks, proposers, sandbox=InProcessSandbox(), budget=budget,
+                      on_event=[printer, *args.on_event], store=store)
     result = session.run(install=False)
     if not result.ok or result.fix is None:
         print(f"regrow: no fix found after {max(printer.count, result.candidates)} candidates ({result.reason})",
               file=out)
         after_failure(args, target, result, store, out)
-        return 1
+        return 1, result
     # The engine judges its candidates itself and the session proves its best: count what was shown.
     print(f"regrow: fixed by {result.fix.describe()} after {max(printer.count, result.candidates)} candidates "
           f"in {result.duration:.2f}s\n", file=out)
@@ -116,10 +146,10 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
             print(f"regrow: not fixed: with the fix written into a scratch copy of {suite.config.rootpath}, "
                   f"{len(proof.failed)} of the {len(spawning)} tests that run the code in a subprocess fail there "
                   f"({', '.join(proof.failed)}){': ' + proof.detail if proof.detail else ''}", file=out)
-            return 1
+            return 1, result
         print(f"regrow: the {len(spawning)} tests that run the code in a subprocess pass in a scratch copy with "
               "the fix written in", file=out)
-    return after_fix(args, target, result, session.checks, store, out)
+    return after_fix(args, target, result, session.checks, store, out), result
 
 
 def _imported_meanwhile(target: Target, where: str, reach: list[Reach]) -> Target | None:
@@ -160,10 +190,17 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--no-copy", action="store_true",
                       help="do not prove the tests that run the code in a subprocess against a scratch copy of the "
                            "tree with the fix written in")
+    heal.add_argument("--model", default=None,
+                      help="a model to try after the engine, e.g. openai:gpt-5 (see docs/llm.md)")
     heal.add_argument("-q", "--quiet", action="store_true", help="print only passing verdicts and the result")
     add_heal_options(heal)
-    heal.set_defaults(run=_heal, pytest_args=[])
+    heal.set_defaults(run=_heal, pytest_args=[], on_event=[])
     add_deliver_command(commands)
+    serve = commands.add_parser("mcp", help="serve regrow's tools to coding agents over MCP on stdio (docs/agents.md)")
+    serve.add_argument("--root", default=".", help="the project folder targets and tests are relative to (.)")
+    serve.add_argument("--store", default=None, metavar="PATH",
+                       help="the SQLite ledger heals record to and history reads (ROOT/.regrow/ledger.sqlite)")
+    serve.set_defaults(run=_mcp)
     bench = commands.add_parser("bench", help="run a benchmark manifest of buggy functions")
     try:
         from ._bench import configure  # type: ignore[import-not-found,unused-ignore]
@@ -172,6 +209,15 @@ def _parser() -> argparse.ArgumentParser:
     else:
         configure(bench)
     return parser
+
+
+def _mcp(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from ._mcp import serve
+    except ImportError as exc:
+        raise RegrowError(f"regrow mcp needs the mcp extra: pip install 'regrow[mcp]' ({exc})") from None
+    serve(args.root, args.store)
+    return 0
 
 
 def _no_bench(args: argparse.Namespace, out: TextIO) -> int:
