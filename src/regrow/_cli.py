@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args.pytest_args = pytest_args
     elif pytest_args:
         _parser().error("only regrow heal takes pytest options after --")
-    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
     sys.path.insert(0, os.getcwd())
     try:
         return int(args.run(args, stream))

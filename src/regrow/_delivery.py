@@ -131,7 +131,7 @@ class Keeper:
             try:
                 self._keep(self.mode, force=False)
             except Exception as exc:  # the repair stands whatever happens to its delivery
-                log.warning("regrow: the fix of %s is installed but was not kept (%s): %s", target.qualname,
+                log.warning("the fix of %s is installed but was not kept (%s): %s", target.qualname,
                             self.mode, exc)
 
     def switch(self, mode: WriteBackMode, force: bool = False) -> Path | None:
@@ -152,7 +152,7 @@ class Keeper:
             self._written = written_text(target, result.fix.source)
             self._pending = None
         self.kept.append(kept)
-        log.info("regrow: kept the fix of %s (%s): %s", target.qualname, mode, kept)
+        log.info("kept the fix of %s (%s): %s", target.qualname, mode, kept)
         return kept
 
 

@@ -52,4 +52,4 @@ def emit(handlers: tuple[EventHandler, ...], event: Event) -> None:
         try:
             handler(event)
         except Exception:
-            log.exception("regrow: event handler %r raised on %s", handler, event.type)
+            log.exception("event handler %r raised on %s", handler, event.type)

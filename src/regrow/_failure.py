@@ -18,6 +18,7 @@ from typing import Any, Literal
 from ._redact import redact_text, redact_value
 from ._request import HealingRequested
 from ._sandbox import InProcessSandbox, Limits
+from ._wrapper import WRAPPER_FILE
 
 FailureKind = Literal["exception", "verify", "test", "requested"]  # requested: request_healing()
 
@@ -138,7 +139,7 @@ def capture_exception(
         local_values = dict(frame.f_locals)
         line = redact_text(_line_of(frame.f_code.co_filename, lineno, frame.f_globals))
     user = traceback.StackSummary.extract(
-        (f, n) for f, n in frames if not f.f_code.co_filename.startswith(_PACKAGE_DIR)
+        (f, n) for f, n in frames if not f.f_code.co_filename.startswith((_PACKAGE_DIR, WRAPPER_FILE))
     )
     text = "".join([*user.format(), *traceback.format_exception_only(type(exc), exc)])
     requested = exc if isinstance(exc, HealingRequested) else None

@@ -87,7 +87,7 @@ class Healing:
         try:
             return self._on_error(exc, args, kwargs, snapshot)
         except Exception as internal:  # a fault in regrow itself must never replace the user's error
-            log.exception("regrow: healing %s failed inside regrow", self.func.__qualname__)
+            log.exception("healing %s failed inside regrow", self.func.__qualname__)
             _note(exc, f"regrow: healing failed inside regrow: {internal!r}")
             return RAISE
 
@@ -118,7 +118,7 @@ class Healing:
         try:
             decision = self._on_rejected(value, args, kwargs, snapshot)
         except Exception as internal:  # a fault in regrow itself: the rejection stands, as without a repair
-            log.exception("regrow: healing %s failed inside regrow", self.func.__qualname__)
+            log.exception("healing %s failed inside regrow", self.func.__qualname__)
             return self._reject(value, f"healing failed inside regrow: {internal!r}")
         return decision if decision is RETRY else self._reject(value, str(decision))
 

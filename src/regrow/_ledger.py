@@ -18,13 +18,13 @@ log = logging.getLogger("regrow")
 def refused_result(qualname: str, failure: Failure, reason: str, options: Options) -> RepairResult:
     """The result of a failure no session may run for (see regrow._policy), reported and recorded as one."""
     emit(options.on_event, Event("exhausted", qualname, message=reason))
-    log.warning("regrow: %s: %s", qualname, reason)
+    log.warning("%s: %s", qualname, reason)
     result = RepairResult(False, qualname, failure, reason=reason)
     if options.store is not None:
         try:
             options.store.record(result, key=None)
         except Exception as exc:  # a locked or broken store must not cost the user the refusal's reason
-            log.warning("regrow: could not record the refusal in %s: %s", options.store.path, exc)
+            log.warning("could not record the refusal in %s: %s", options.store.path, exc)
     return result
 
 

@@ -109,7 +109,7 @@ def _pick(found: list[types.ModuleType], file: Path) -> types.ModuleType:
     # One file imported under two names is two modules; the most qualified name is the package's.
     found.sort(key=lambda module: (-module.__name__.count("."), module.__name__))
     if len(found) > 1:
-        log.warning("regrow: %s is loaded as %s; healing %s", file, ", ".join(m.__name__ for m in found),
+        log.warning("%s is loaded as %s; healing %s", file, ", ".join(m.__name__ for m in found),
                     found[0].__name__)
     return found[0]
 

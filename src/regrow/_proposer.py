@@ -38,6 +38,13 @@ class Request:
     # The candidates earlier proposers judged themselves (the engine screens thousands in its
     # worker) with their verdicts, the session's live list: a model proposer summarises them.
     screened: Sequence[Attempt] = ()
+    # Whether anyone outside the session listens to ``events`` (the user's handlers): a model
+    # proposer streams only then. ``None``: whoever made the request listens to the events it gave.
+    listening: bool | None = None
+
+    @property
+    def listened(self) -> bool:
+        return bool(self.events) if self.listening is None else self.listening
 
 
 @runtime_checkable

@@ -114,7 +114,7 @@ class Session:
         started = time.monotonic()
         deadline = started + self.budget.timeout
         self._emit("session_start", message=self.failure.summary())
-        log.info("regrow: repairing %s", self.failure.summary())
+        log.info("repairing %s", self.failure.summary())
         result = self._search(deadline)
         result.duration = time.monotonic() - started
         result.screened = self.screened
@@ -124,12 +124,12 @@ class Session:
                 result.installed = self.install(result.fix)
         else:
             self._emit("exhausted", message=result.reason)
-            log.warning("%s", result.ledger(limit=3))
+            log.warning("%s", result.ledger(limit=3).removeprefix("regrow: "))  # the logger says "regrow"
         if self.store is not None:
             try:
                 self.store.record(result, cache_key(self.target, self.failure.fingerprint, self.checks))
             except Exception as exc:  # a locked or broken store must not cost the user the fix
-                log.warning("regrow: could not record the session in %s: %s", self.store.path, exc)
+                log.warning("could not record the session in %s: %s", self.store.path, exc)
         return result
 
     def _search(self, deadline: float) -> RepairResult:
@@ -139,7 +139,7 @@ class Session:
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, (*self.handlers, self._screen),
-                              self.screened_attempts)
+                              self.screened_attempts, listening=bool(self.handlers))
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -205,7 +205,7 @@ class Session:
         if mode == "rebind":
             self.rebind(fn)
         self._emit("installed", candidate=fix, message=mode)
-        log.info("regrow: installed a fix for %s (%s)", self.target.qualname, fix.describe())
+        log.info("installed a fix for %s (%s)", self.target.qualname, fix.describe())
         return mode
 
 
@@ -225,7 +225,7 @@ class _Guarded:
             self._fail(exc)
 
     def _fail(self, exc: Exception) -> None:
-        log.warning("regrow: proposer %s failed: %s", self.name, exc, exc_info=True)
+        log.warning("proposer %s failed: %s", self.name, exc, exc_info=True)
         self.error, self._it = exc, None
 
     def __iter__(self) -> Iterator[Candidate]:

@@ -240,7 +240,7 @@ class Target:
         else:
             setattr(holder, self.name, fn)
         log.warning(
-            "regrow: %s could not be patched in place (its free variables changed); rebound the name in %s — "
+            "%s could not be patched in place (its free variables changed); rebound the name in %s — "
             "references taken earlier keep the old code", self.qualname, getattr(holder, "__name__", holder),
         )
 

@@ -96,6 +96,8 @@ _SNAPSHOT = '''        _rg_snap = (({pos}), {{{kw}}}) if {atoms} else _rg_state.
 '''
 # Immutable scalars need no copy: checked inline, so a call with only those pays no function call.
 ATOMS = frozenset({int, float, str, bytes, bool, complex, type(None)})
+# The file name of every wrapper's code: a traceback of "your code only" leaves these frames out.
+WRAPPER_FILE = "<regrow wrapper of "
 
 
 def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool = False,
@@ -138,7 +140,7 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool
                              "item it yields; give tests= instead")
         template = _GENERATOR if shape.__code__.co_flags & inspect.CO_GENERATOR else _ASYNC_GENERATOR
     namespace: dict[str, Any] = {}
-    exec(compile(template.format(**fields), f"<regrow wrapper of {func.__qualname__}>", "exec"), namespace)
+    exec(compile(template.format(**fields), f"{WRAPPER_FILE}{func.__qualname__}>", "exec"), namespace)
     wrapper: types.FunctionType = namespace["_rg_make"](callee or func, state, verify, RAISE, RETRY, ATOMS, type)
     wrapper.__defaults__ = shape.__defaults__
     wrapper.__kwdefaults__ = shape.__kwdefaults__

@@ -95,7 +95,7 @@ class AnthropicTransport(SDKTransport):
         params = {k: v for k, v in chat.params.items() if k not in _NOT_ACCEPTED}
         dropped = sorted(set(chat.params) & _NOT_ACCEPTED)
         if dropped:
-            log.debug("regrow: anthropic does not take %s; not sent", ", ".join(dropped))
+            log.debug("anthropic does not take %s; not sent", ", ".join(dropped))
         params.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
         return {"model": self.model, "system": chat.system, "messages": [{"role": "user", "content": chat.user}],
                 "timeout": timeout, "stream": stream, **params}

@@ -35,6 +35,7 @@ from .._failure import bind_arguments, safe_repr
 from .._proposer import Request
 from .._redact import _VALUE_PATTERNS, MASK, _mask_match, is_secret_name, redact_text
 from .._target import Target
+from .._wrapper import WRAPPER_FILE
 
 log = logging.getLogger("regrow")
 
@@ -42,7 +43,7 @@ COUNT = 100_000  # hits counted per line (3.12+ stops counting a line there: eac
 _GRACE = 0.5
 _TEXT = 3000  # characters of one text field
 _REGROW_DIR = str(Path(__file__).resolve().parent.parent)
-_HIDDEN = (_REGROW_DIR, f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}")
+_HIDDEN = (_REGROW_DIR, WRAPPER_FILE, f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}")
 _LONG_RUN = re.compile(r"[\w.-]{201,}")
 _CARETS = re.compile(r"^\s*[\^~]+\s*$")  # 3.11's markers under a frame's line: tokens spent on nothing
 _FUNCTION_REPR = re.compile(r"<(?:function|bound method) ([\w.<>]+?)(?: of .*?)? at 0x[0-9a-fA-F]+>")
@@ -172,7 +173,7 @@ def gather(request: Request, timeout: float = 1.0, share: float = 0.25) -> Evide
     try:
         fine = split_checks(request.checks)
     except Exception as exc:
-        log.info("regrow: no evidence from the checks: %s", exc)
+        log.info("no evidence from the checks: %s", exc)
         return None
     if not fine:
         return None
@@ -192,7 +193,7 @@ def gather(request: Request, timeout: float = 1.0, share: float = 0.25) -> Evide
                     why = f"did not finish in {timeout:g}s" if status == "timeout" else f"{status}: {value}"
                     runs.append(Seen(check.name, False, timed_out=status == "timeout", reason=why))
     except Exception as exc:
-        log.info("regrow: evidence from the checks ended early: %s", exc, exc_info=True)
+        log.info("evidence from the checks ended early: %s", exc, exc_info=True)
     if not runs:
         return None
     sources = {run.check: text for run in runs if not run.passed

@@ -90,7 +90,7 @@ class LLMProposer:
         table = {**DEFAULT_PRICES, **dict(prices or {})}
         self.price = (0.0, 0.0) if transport.provider in FREE_PROVIDERS else price_of(transport.model, table)
         if self.price is None and self.limits.max_cost is not None:
-            log.warning("regrow: %s has no price, so max_cost=%g cannot limit it; pass prices={%r: (input, "
+            log.warning("%s has no price, so max_cost=%g cannot limit it; pass prices={%r: (input, "
                         "output)} in USD per million tokens", self.name, self.limits.max_cost, transport.model)
         self.prompt_options = PromptOptions(token_budget, prompt_extra, allow_signature_change, allow_helpers)
         if edit_format not in ("auto", "whole", "edit"):
@@ -160,7 +160,7 @@ class _Run:
         self.proposer = proposer
         self.request = request
         self.meter = Meter(proposer.name, proposer.limits, proposer.price, request.failure.fingerprint)
-        stream = proposer.stream if proposer.stream is not None else bool(request.events)
+        stream = proposer.stream if proposer.stream is not None else request.listened
         self.on_delta: OnDelta | None = self._chunk if stream else None
         self.refused: list[tuple[int, Prior]] = []
         self.ladder = Ladder(proposer.edit_format, proposer.params)
@@ -207,7 +207,7 @@ class _Run:
                 break
             self.ladder.climb("")  # it was sent already: change what is sent
         else:
-            log.warning("regrow: %s: every prompt left to try was sent already; no more calls", self.proposer.name)
+            log.warning("%s: every prompt left to try was sent already; no more calls", self.proposer.name)
             return None
         refusal = self.meter.refusal(prompt.tokens)
         if refusal:

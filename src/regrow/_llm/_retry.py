@@ -9,8 +9,10 @@ The decisions live in :class:`Retrying`; the sync and async loops above it diffe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -18,6 +20,8 @@ from typing import Any
 
 from .._errors import ProposerError
 from ._transport import TRANSIENT_BODY_TYPES, TRANSIENT_STATUS, Chat, OnDelta, Reply, Transport, TransportError
+
+log = logging.getLogger("regrow")
 
 OnRetry = Callable[[TransportError, float], None]
 
@@ -86,11 +90,21 @@ class Retrying:
 
 def complete(transport: Transport, chat: Chat, retrying: Retrying, *, on_delta: OnDelta | None = None,
              on_retry: OnRetry | None = None) -> Reply:
-    """One logical model call: tried until it succeeds, fails for good, or the deadline comes."""
+    """One logical model call: tried until it succeeds, fails for good, or the deadline comes.
+
+    A server that answers a stream request with no stream events (a gateway that does not stream)
+    is asked again for a plain reply, which goes to ``on_delta`` whole; later calls through the
+    same transport ask it for plain replies from the start.
+    """
+    streaming = _streams(transport, on_delta)
     while True:
         try:
-            return transport.complete(chat, timeout=retrying.timeout(), on_delta=on_delta)
+            reply = transport.complete(chat, timeout=retrying.timeout(), on_delta=streaming)
+            return _delivered(reply, streaming, on_delta)
         except TransportError as error:
+            if _falls_back(transport, error, streaming):
+                streaming = None
+                continue
             delay = retrying.delay(error)
             if on_retry is not None:
                 on_retry(error, delay)
@@ -100,14 +114,42 @@ def complete(transport: Transport, chat: Chat, retrying: Retrying, *, on_delta: 
 async def acomplete(transport: Transport, chat: Chat, retrying: Retrying, *, on_delta: OnDelta | None = None,
                     on_retry: OnRetry | None = None) -> Reply:
     """As :func:`complete`, waiting with ``asyncio.sleep``."""
+    streaming = _streams(transport, on_delta)
     while True:
         try:
-            return await transport.acomplete(chat, timeout=retrying.timeout(), on_delta=on_delta)
+            reply = await transport.acomplete(chat, timeout=retrying.timeout(), on_delta=streaming)
+            return _delivered(reply, streaming, on_delta)
         except TransportError as error:
+            if _falls_back(transport, error, streaming):
+                streaming = None
+                continue
             delay = retrying.delay(error)
             if on_retry is not None:
                 on_retry(error, delay)
             await asyncio.sleep(delay)
+
+
+_PLAIN = "_regrow_plain"  # set on a transport whose server answered a stream request without streaming
+
+
+def _streams(transport: Transport, on_delta: OnDelta | None) -> OnDelta | None:
+    return None if getattr(transport, _PLAIN, False) else on_delta
+
+
+def _falls_back(transport: Transport, error: TransportError, streaming: OnDelta | None) -> bool:
+    if streaming is None or not error.no_stream:
+        return False
+    log.info("%s answered a stream request without streaming; asking for a plain reply", transport.provider)
+    with contextlib.suppress(AttributeError, TypeError):  # a frozen or slotted transport is asked again each call
+        setattr(transport, _PLAIN, True)
+    return True
+
+
+def _delivered(reply: Reply, streaming: OnDelta | None, on_delta: OnDelta | None) -> Reply:
+    """The reply; a plain one that stands in for a stream goes to ``on_delta`` in one piece."""
+    if on_delta is not None and streaming is None and reply.text:
+        on_delta(reply.text)
+    return reply
 
 
 def classify(exc: BaseException, provider: str) -> TransportError:

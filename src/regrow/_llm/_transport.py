@@ -56,11 +56,12 @@ class TransportError(Exception):
     """A model call failed. ``transient`` says whether the same call may succeed if tried again."""
 
     def __init__(self, message: str, *, transient: bool, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, no_stream: bool = False) -> None:
         super().__init__(message)
         self.transient = transient
         self.status = status
         self.retry_after = retry_after
+        self.no_stream = no_stream  # a stream was asked for and the server answered with no events
 
 
 class Transport(Protocol):
@@ -122,7 +123,7 @@ def cut_stream(provider: str, got: str, events: int) -> TransportError:
     """
     if events == 0:
         return TransportError(f"{provider} answered with no stream events (not a server-sent event stream of its "
-                              "protocol: is the endpoint right?)", transient=False)
+                              "protocol: is the endpoint right?)", transient=False, no_stream=True)
     return TransportError(f"{provider} stream was cut off after {len(got)} characters (no final event)",
                           transient=True)
 
