@@ -27,6 +27,8 @@ EventType = Literal[
     "transient_retry",  # a model call failed transiently and will be retried (message: why, delay)
     "budget_refused",  # a model call was refused by a call/token/cost budget (message: which)
     "reply_refused",  # a model reply held no usable candidate (message: why)
+    "module_installed",  # a missing module was installed from allow_install (message: what, where)
+    "install_refused",  # a missing module was not installed (message: why)
 ]
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
@@ -27,6 +27,7 @@ from ._evaluate import in_evaluation
 from ._events import Event, EventHandler, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._generators import aresume, remake, resume
+from ._install import install_missing as install
 from ._ledger import note as _note
 from ._ledger import refused_result
 from ._options import OnFailure, Options, SandboxMode, Test, default_sandbox, make_options
@@ -63,6 +64,7 @@ class Healing:
         self._cooldown: dict[str, float] = {}  # fingerprint -> time before which it is not repaired again
         self._replaced: types.CodeType | None = None  # the code the last fix replaced
         self._installs = 0  # fixes installed so far: a waiting thread that sees it change calls again
+        self._tried: set[str] = set()  # missing modules an install was tried for (install_missing=)
         self.keeper = Keeper(options.write_back)  # what becomes of a proven fix: heal(write_back=...)
         self._recorded: collections.deque[tuple[tuple[Any, ...], dict[str, Any], Any]] = collections.deque(
             maxlen=max(options.record, 1)
@@ -97,6 +99,10 @@ class Healing:
         with self._lock:
             if failing_code is not None and failing_code is not self.func.__code__:
                 return RETRY  # another thread installed a fix while this call was failing
+            if isinstance(exc, ModuleNotFoundError) and self.options.install_missing:
+                self.results.append(install(exc, self.func.__qualname__, self.options, self._tried))
+                if self.results[-1].ok:
+                    return RETRY
             try:
                 failure = capture_exception(exc, self.func, args, kwargs)
             except Exception as capture_error:  # evidence capture must never hide the user's error
@@ -303,6 +309,7 @@ def heal(
     store: str | Path | Store | None = None,
     record: int = 0,
     write_back: WriteBackMode = "off",
+    install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
 ) -> Callable[[F], F]: ...
 def heal(
     func: Any = None,
@@ -323,6 +330,7 @@ def heal(
     store: str | Path | Store | None = None,
     record: int = 0,
     write_back: WriteBackMode = "off",
+    install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
 ) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
 
@@ -353,6 +361,8 @@ def heal(
       call, and it assumes the results returned without a failure were right.
     - ``write_back``: what a proven fix is kept as besides the live code: ``"off"`` (default),
       ``"patch"`` (a patch and its provenance in ``.regrow/patches``), ``"apply"`` (the file). See docs/delivery.md.
+    - ``install_missing``, ``allow_install``: on a ``ModuleNotFoundError`` inside it, install the pinned requirement
+      ``allow_install`` names (``{"yaml": "PyYAML==6.0.2"}``) into the active venv and call again (docs/agents.md).
 
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.
@@ -361,6 +371,7 @@ def heal(
         verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
         max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure=on_failure,
         on_event=on_event, cooldown=cooldown, store=store, record=record, write_back=write_back,
+        install_missing=install_missing, allow_install=allow_install,
     )
 
     def decorate(fn: Any) -> Any:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,9 @@ from ._store import CacheProposer, Store
 OnFailure = Literal["raise", "return_none"]
 SandboxMode = Literal["fork", "inprocess"]
 Test = Callable[[Callable[..., Any]], object]
+
+# ``Name==1.2.3`` or ``Name[extra]==1.2.3``: a pinned requirement and nothing pip could read as an option.
+_PINNED = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.+!_-]+")
 
 _shared_sandbox: Sandbox | None = None
 _sandbox_lock = threading.Lock()
@@ -50,6 +54,8 @@ class Options:
     store: Store | None = None
     record: int = 0
     write_back: WriteBackMode = "off"  # what a proven fix is kept as (see regrow._delivery)
+    install_missing: bool = False  # install a missing module from allow_install (see regrow._install)
+    allow_install: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def oracle(self) -> bool:
@@ -80,6 +86,8 @@ def make_options(
     store: str | Path | Store | None,
     record: int = 0,
     write_back: WriteBackMode = "off",
+    install_missing: bool = False,
+    allow_install: Mapping[str, str] | None = None,
 ) -> Options:
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
@@ -104,5 +112,24 @@ def make_options(
         proposers = default_chain(model)
     if record < 0:
         raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
+    allowed = check_allowlist(allow_install, install_missing)
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
-                   on_failure, handlers, cooldown, store, record, check_mode(write_back))
+                   on_failure, handlers, cooldown, store, record, check_mode(write_back), install_missing, allowed)
+
+
+def check_allowlist(allow: Mapping[str, str] | None, enabled: bool) -> dict[str, str]:
+    """The allowlist as given to ``heal``, checked: import names to pinned requirements."""
+    if not allow:
+        if enabled:
+            raise ValueError('install_missing=True needs allow_install={"import_name": "Package==1.2.3", ...}: '
+                             "only the modules listed there are ever installed")
+        return {}
+    checked = {}
+    for name, requirement in allow.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"allow_install: {name!r} is not an import name")
+        if not isinstance(requirement, str) or not _PINNED.fullmatch(requirement):
+            raise ValueError(f"allow_install: {name!r} must map to a pinned requirement such as 'Package==1.2.3', "
+                             f"not {requirement!r}")
+        checked[name] = requirement
+    return checked
