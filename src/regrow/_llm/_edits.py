@@ -85,8 +85,20 @@ def search_replace(text: str) -> list[Edit] | None:
     if state == "search":
         raise EditError(f"SEARCH/REPLACE block {number} ends before its `=======` line")
     if state == "replace":
-        raise EditError(f"SEARCH/REPLACE block {number} is not closed with `>>>>>>> REPLACE`")
+        closed = _fence_closed(replace)
+        if closed is None:
+            raise EditError(f"SEARCH/REPLACE block {number} is not closed with `>>>>>>> REPLACE`")
+        edits.append(Edit(_unfenced(search), closed, f"SEARCH/REPLACE block {number}"))
     return edits
+
+
+def _fence_closed(lines: list[str]) -> tuple[str, ...] | None:
+    """The REPLACE part of a last block that a closing code fence ended instead of `>>>>>>> REPLACE`
+    (small models do that), or ``None`` when no bare fence follows its lines."""
+    for number, line in enumerate(lines):
+        if number and re.fullmatch(r"[ \t]*(`{3,}|~{3,})[ \t]*", line) and any(part.strip() for part in lines[:number]):
+            return _unfenced(lines[:number])
+    return None
 
 
 def _mark(line: str) -> str:

@@ -21,7 +21,9 @@ import textwrap
 from collections.abc import Mapping, Sequence
 
 from .._proposer import Attempt, Request
+from . import _compact as compact
 from . import _sections as sections
+from ._disclosed import disclosed, evidence_sections
 from ._evidence import Evidence, mask_shapes
 from ._sections import ENGINE, cap, shown, unstopped
 from ._strategy import Strategy
@@ -57,6 +59,7 @@ class PromptOptions:
     prompt_extra: str = ""
     allow_signature_change: bool = False
     allow_helpers: bool = False
+    evidence_budget: int = compact.EVIDENCE_BUDGET  # the compact prompt's tokens beyond the essentials
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,9 +93,15 @@ def priors_from(history: Sequence[Attempt], refused: Sequence[tuple[int, Prior]]
 def build_prompt(request: Request, priors: Sequence[Prior], options: PromptOptions,
                  evidence: Evidence | None = None, strategy: Strategy | None = None) -> Prompt:
     """The system and user prompts for the next model call, trimmed to ``options.token_budget``."""
+    request = disclosed(request)  # the evidence policy's share for a provider
     strategy = strategy or Strategy("whole")
-    system = _system(request, options, strategy)
-    parts = _sections(request, priors, options, evidence, strategy)
+    order: tuple[str, ...]
+    if strategy.compact:
+        system = compact.system(request, strategy)
+        parts, order = _compact_sections(request, priors, options, evidence, strategy), compact.TRIM_ORDER
+    else:
+        system, order = _system(request, options, strategy), _TRIM_ORDER
+        parts = _sections(request, priors, options, evidence, strategy)
     levels = dict.fromkeys(parts, 0)
     trimmed: list[str] = []
 
@@ -102,7 +111,10 @@ def build_prompt(request: Request, priors: Sequence[Prior], options: PromptOptio
 
     user = render()
     budget = options.token_budget - estimate_tokens(system)
-    for key in _TRIM_ORDER:
+    if strategy.compact:
+        essential = sum(estimate_tokens(parts[key][0]) for key in _ESSENTIAL if key in parts)
+        budget = min(budget, essential + options.evidence_budget)
+    for key in order:
         if estimate_tokens(user) <= budget:
             break
         if key in parts and levels[key] < len(parts[key]) - 1:
@@ -118,6 +130,28 @@ _TRIM_ORDER = ("locals", "engine", "traceback", "older", "seen", "locals", "test
                "seen", "suspicious", "latest", "tests")
 
 
+_ESSENTIAL = ("function", "failure", "priors", "focus", "extra", "ask")
+
+
+def _compact_sections(request: Request, priors: Sequence[Prior], options: PromptOptions, evidence: Evidence | None,
+                      strategy: Strategy) -> dict[str, list[str]]:
+    """The compact prompt's sections (see :mod:`._compact`), in the order they are shown."""
+    line = sections.focus_line(request, evidence)
+    parts = {"function": [compact.function(request, strategy)], "failure": [compact.failure(request)],
+             "seen": compact.seen(request, evidence),
+             "suspicious": [""] if strategy.rewrite else compact.suspicious(request, evidence),
+             "tests": compact.tests(request, evidence), "engine": compact.engine(request)}
+    if evidence is None or not evidence.failing:
+        parts["arguments"] = _values("## Arguments of the failing call", request.failure.arguments, (160, 60))
+    parts.update(_priors(priors))
+    if strategy.narrow and not strategy.rewrite:
+        parts["focus"] = [sections.focus(request, line)]
+    if options.prompt_extra.strip():
+        parts["extra"] = ["## Extra instructions from the user\n" + options.prompt_extra.strip()]
+    parts["ask"] = [compact.ask(request, strategy, line)]
+    return parts
+
+
 def _system(request: Request, options: PromptOptions, strategy: Strategy) -> str:
     name = request.target.name
     signature = ("keep the name and the signature exactly: the same parameters, in the same order, of the same "
@@ -128,14 +162,12 @@ def _system(request: Request, options: PromptOptions, strategy: Strategy) -> str
     kind = "an async def" if request.target.is_async else "a plain def"
     if strategy.format == "edit":
         reply = textwrap.dedent(f"""\
-            Reply with the smallest edit of `{name}` that fixes it, as one or more SEARCH/REPLACE blocks:
-            <<<<<<< SEARCH
-            (consecutive lines copied exactly from the function, with their indentation)
-            =======
-            (the lines that replace them)
-            >>>>>>> REPLACE
-            Keep each SEARCH part to the lines you change and a line around them. If the fix needs a larger
-            change, reply instead with the complete corrected definition in one ```python block.""")
+            Reply with the smallest edit of `{name}` that fixes it, as one or more SEARCH/REPLACE blocks: a
+            `<<<<<<< SEARCH` line, the lines to change copied exactly from the function, a `=======` line, the
+            lines that replace them, a `>>>>>>> REPLACE` line. Keep each SEARCH part to the lines you change and a
+            line around them. If the fix needs a larger change, reply instead with the complete corrected
+            definition in one ```python block.
+            """) + compact.EXAMPLE
     else:
         reply = (f"Reply with exactly one fenced ```python code block that holds the complete corrected "
                  f"definition of\n`{name}` ({kind}), and nothing else in that block.")
@@ -163,6 +195,7 @@ def _sections(request: Request, priors: Sequence[Prior], options: PromptOptions,
     parts["arguments"] = _values("## Arguments of the failing call", failure.arguments, (400, 80))
     own_locals = {k: v for k, v in failure.locals.items() if k not in failure.arguments}
     parts["locals"] = _values("## Locals of the failing frame", own_locals, (400, 60))
+    parts.update(evidence_sections(failure))
     parts["tests"] = sections.tests(request, evidence)
     parts["checks"] = [sections.checks(request)]
     parts["engine"] = sections.engine(request)
@@ -185,6 +218,10 @@ def _failure(request: Request, evidence: Evidence | None) -> str:
         what.append(f"Failing line (line {line} of the definition): `{mask_shapes(failure.line)}`")
     if failure.reason and failure.reason != failure.message:
         what.append(f"Reason: {unstopped(failure.reason)}")
+    if failure.kind == "requested":
+        what.append("The function itself called request_healing(): its result would have been wrong. Keep that "
+                    "call; fix what makes it ask.")
+        what += [f"Detail: {name} = {cap(text, 400)}" for name, text in failure.details.items()]
     return "## The failure\n" + "\n".join(what)
 
 
@@ -214,10 +251,6 @@ def _function(request: Request) -> str:
         facts.append("Its other decorators, which regrow keeps: " + ", ".join(f"@{d}" for d in others) + ".")
     source = mask_shapes(target.bare_source.rstrip())
     return "\n".join(facts) + f"\n```python\n{source}\n```"
-    if failure.kind == "requested":
-        what.append("The function itself called request_healing(): its result would have been wrong. Keep that "
-                    "call; fix what makes it ask.")
-        what += [f"Detail: {name} = {cap(text, 400)}" for name, text in failure.details.items()]
 
 
 def _shrinking(title: str, text: str, keep: tuple[int, ...]) -> list[str]:
@@ -254,6 +287,7 @@ def _priors(priors: Sequence[Prior]) -> dict[str, list[str]]:
     parts = {"priors": ["## Earlier candidates that failed (do not send any of them again)"]}
     if older:
         parts["older"] = ["\n".join(block(p, with_source, limit) for p in older)
-                          for with_source, limit in ((True, 600), (False, 600), (False, 160))]
-    parts["latest"] = [block(latest, True, 1200), block(latest, True, 400), block(latest, False, 400)]
+                          for with_source, limit in ((True, 600), (False, 600), (False, 160), (False, 80))]
+    parts["latest"] = [block(latest, True, 1200), block(latest, True, 400), block(latest, False, 400),
+                       block(latest, False, 160)]  # the last variants: the compact prompt's (its order reaches them)
     return parts

@@ -27,13 +27,14 @@ from .._errors import ProposerError
 from .._events import Event, EventType, emit
 from .._proposer import Request
 from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Limits, Meter, Price, Usage, price_of
+from ._compact import EVIDENCE_BUDGET
 from ._evidence import Evidence, gather
 from ._parse import Parsed, Rules, parse_reply
 from ._prompt import Prior, PromptOptions, build_prompt, estimate_tokens, priors_from
 from ._retry import Retrying, RetryPolicy, acomplete, complete
 from ._rules import normal_form
 from ._sections import focus_line, shown
-from ._strategy import FormatOption, Ladder, default_format
+from ._strategy import FormatOption, Ladder, PromptSize, default_format, is_small
 from ._transport import Chat, OnDelta, Reply, Transport, TransportError
 
 log = logging.getLogger("regrow")
@@ -57,7 +58,10 @@ class LLMProposer:
     complete function), ``"edit"`` (SEARCH/REPLACE blocks of the lines to change) or ``"auto"``
     (by the model, see :data:`regrow._llm._strategy.FORMATS`); replies in either are accepted.
     ``evidence`` runs the checks on the original once before the first call, for at most
-    ``evidence_timeout`` seconds each, to show the model what they saw.
+    ``evidence_timeout`` seconds each, to show the model what they saw. ``prompt_size`` is
+    ``"compact"`` (the short prompt, its evidence bounded by ``evidence_budget`` tokens, and the
+    ladder built for greedy decoding; see :mod:`regrow._llm._compact`), ``"full"``, or ``"auto"``
+    (compact for a model whose name says it is small).
     """
 
     def __init__(
@@ -79,6 +83,8 @@ class LLMProposer:
         edit_format: FormatOption = "auto",
         evidence: bool = True,
         evidence_timeout: float = 1.0,
+        prompt_size: PromptSize = "auto",
+        evidence_budget: int = EVIDENCE_BUDGET,
     ) -> None:
         self.transport = transport
         self.name = f"{transport.provider}:{transport.model}"
@@ -92,7 +98,11 @@ class LLMProposer:
         if self.price is None and self.limits.max_cost is not None:
             log.warning("%s has no price, so max_cost=%g cannot limit it; pass prices={%r: (input, "
                         "output)} in USD per million tokens", self.name, self.limits.max_cost, transport.model)
-        self.prompt_options = PromptOptions(token_budget, prompt_extra, allow_signature_change, allow_helpers)
+        self.prompt_options = PromptOptions(token_budget, prompt_extra, allow_signature_change, allow_helpers,
+                                            evidence_budget)
+        if prompt_size not in ("auto", "full", "compact"):
+            raise ValueError(f"prompt_size must be 'auto', 'full' or 'compact', not {prompt_size!r}")
+        self.compact = is_small(transport.model) if prompt_size == "auto" else prompt_size == "compact"
         if edit_format not in ("auto", "whole", "edit"):
             raise ValueError(f"edit_format must be 'auto', 'whole' or 'edit', not {edit_format!r}")
         self.edit_format = (default_format(transport.provider, transport.model, getattr(transport, "base_url", None))
@@ -163,7 +173,8 @@ class _Run:
         stream = proposer.stream if proposer.stream is not None else request.listened
         self.on_delta: OnDelta | None = self._chunk if stream else None
         self.refused: list[tuple[int, Prior]] = []
-        self.ladder = Ladder(proposer.edit_format, proposer.params)
+        self.ladder = Ladder(proposer.edit_format, proposer.params, proposer.compact,
+                             rewrite_first="." not in request.target.qualname)
         self.evidence: Evidence | None = None
         self.rules = self._rules(None)
         self.forms: dict[str, str] = {}  # normal form of each candidate this run sent → its label

@@ -10,6 +10,13 @@ applied switches the format too. The prompt also says what was wrong with the la
 
 The first call's format comes from :data:`FORMATS`: local edits for small and local models,
 the whole function for the rest (see docs/llm.md for why).
+
+A small model (by its name: up to 12B parameters, or a small open family) gets the compact
+prompt (:mod:`._compact`) and a ladder built for greedy decoding, where a new temperature changes
+nothing. Its two rungs alternate: a *rewrite* — the function asked for again from its signature,
+docstring and tests, the old body left out, so that there is nothing to copy — and the other
+format with the window around the suspected fault. A plain function gets the rewrite first; a
+method, whose body says what the class holds, the narrowed other format first.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ FORMATS: tuple[tuple[str, EditFormat, str], ...] = (
     ("<local>", "edit", "served by a local runtime (ollama, llama.cpp, vLLM or LM Studio on this machine or network)"),
 )
 LOCAL_PROVIDERS = frozenset({"ollama"})
+PromptSize = Literal["auto", "full", "compact"]
+_SMALL = (FORMATS[1][0], FORMATS[2][0])  # what makes a model small enough for the compact prompt
 _TEMPERATURES = (0.4, 0.7, 1.0)
 
 
@@ -45,6 +54,12 @@ def default_format(provider: str, model: str, base_url: str | None) -> EditForma
         elif re.search(pattern, model, re.IGNORECASE):
             return chosen
     return "whole"
+
+
+def is_small(model: str) -> bool:
+    """Whether the model's name says it is small: up to 12B parameters, or a small open family."""
+    large = re.search(FORMATS[0][0], model, re.IGNORECASE)
+    return not large and any(re.search(pattern, model, re.IGNORECASE) for pattern in _SMALL)
 
 
 def is_local(url: str | None) -> bool:
@@ -74,13 +89,18 @@ class Strategy:
     narrow: bool = False  # show the lines around the suspected fault and ask for a change there
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     problem: str = ""  # what was wrong with the last reply, said in the prompt ("was the original, unchanged")
+    compact: bool = False  # the short prompt for small models (see ._compact)
+    rewrite: bool = False  # ask for the function again without showing its old body
 
 
 class Ladder:
     """The rungs one session climbs."""
 
-    def __init__(self, first: EditFormat, params: Mapping[str, Any]) -> None:
+    def __init__(self, first: EditFormat, params: Mapping[str, Any], compact: bool = False,
+                 rewrite_first: bool = True) -> None:
         self.first = first
+        self.compact = compact
+        self.rewrite_first = rewrite_first
         self.params = dict(params)
         self.level = 0
         self.flips = 0
@@ -101,8 +121,18 @@ class Ladder:
         self.problem = ""
 
     def current(self) -> Strategy:
+        if self.compact:
+            return self._compact()
         chosen = self.first if (self.level + self.flips) % 2 == 0 else other(self.first)
         return Strategy(chosen, self.level, self.level >= 2, self._sampling(), self.problem)
+
+    def _compact(self) -> Strategy:
+        """Rung 0: the first format; then a rewrite and the other format narrowed, in turn."""
+        rung = self.level
+        if rung and rung % 2 == (1 if self.rewrite_first else 0):
+            return Strategy("whole", rung, False, self._sampling(), self.problem, compact=True, rewrite=True)
+        chosen = self.first if (bool(rung) + self.flips) % 2 == 0 else other(self.first)
+        return Strategy(chosen, rung, rung > 0, self._sampling(), self.problem, compact=True)
 
     def _sampling(self) -> dict[str, Any]:
         if self.level == 0:

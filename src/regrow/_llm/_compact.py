@@ -1,0 +1,153 @@
+"""The compact prompt, for small models: the evidence that moves them, in a few hundred tokens.
+
+A model of a few billion parameters reads a long prompt slowly on a CPU and answers it worse: it
+copies the function back, or the placeholder of a format example. So the compact prompt keeps
+what a fix is derived from — the failing calls with their arguments, actual against expected
+values, the failing line, the top suspicious lines, the failing test's source (trimmed) — and
+leaves out the traceback, the locals, the list of checks and the other tests. The format example
+is a concrete edit of code unrelated to the task, with nothing in it a model could copy into its
+reply as it stands. Everything past the function, the failure and the request is bounded by
+``evidence_budget`` tokens (see :func:`._prompt.build_prompt`).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from .._proposer import Request
+from . import _sections as sections
+from ._evidence import Evidence, Seen, mask_shapes
+from ._sections import cap, shown, unstopped
+from ._strategy import Strategy
+
+EVIDENCE_BUDGET = 350  # tokens for everything but the system prompt, the function, the failure and the request
+
+# Each name advances that section to its next shorter variant; earlier entries are cheaper to lose.
+TRIM_ORDER = ("engine", "older", "tests", "suspicious", "seen", "latest", "older", "tests", "engine", "seen",
+              "arguments", "suspicious", "latest", "older", "latest", "tests")
+
+EXAMPLE = textwrap.dedent("""\
+    For example, to make `total -= price` add instead, in some other function:
+    <<<<<<< SEARCH
+            total -= price
+    =======
+            total += price
+    >>>>>>> REPLACE""")
+
+
+def system(request: Request, strategy: Strategy) -> str:
+    name = request.target.name
+    if strategy.format == "edit":
+        reply = (f"Reply with SEARCH/REPLACE blocks that change the wrong lines of `{name}`: the lines as they are "
+                 f"in the function, then `=======`, then the corrected lines.\n{EXAMPLE}\nFor a larger change, "
+                 f"reply with the whole corrected function in one ```python block instead.")
+    else:
+        reply = f"Reply with the whole corrected function `{name}` in one ```python block."
+    return (f"You fix a bug in one Python function so that its tests pass.\n{reply}\n"
+            "Keep its name and parameters; no decorators. Fix the cause: do not catch every exception or return "
+            "a placeholder. Never send back the function unchanged or a candidate that already failed.")
+
+
+def function(request: Request, strategy: Strategy) -> str:
+    target = request.target
+    where = f"method of class `{target.qualname.rsplit('.', 1)[0]}`" if "." in target.qualname else "function"
+    if strategy.rewrite:
+        return (f"## The {where} `{target.name}` (its old body is wrong and left out)\n"
+                f"```python\n{_head(request)}\n```")
+    source = mask_shapes(target.bare_source.rstrip())
+    return f"## The {where} `{target.name}`\n```python\n{source}\n```"
+
+
+def _head(request: Request) -> str:
+    """The definition without its body: the ``def`` line(s) and the docstring, then ``...``."""
+    source = request.target.bare_source.rstrip()
+    lines = source.splitlines()
+    try:
+        node = ast.parse(textwrap.dedent(source)).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return mask_shapes(lines[0] if lines else "")
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
+        return mask_shapes(lines[0])
+    first = node.body[0]
+    docstring = ast.get_docstring(node, clean=False) is not None
+    end = (first.end_lineno or first.lineno) if docstring else first.lineno - 1
+    start = node.lineno - 1
+    indent = " " * (len(lines[start]) - len(lines[start].lstrip()) + 4)
+    return mask_shapes("\n".join([*lines[start:max(end, start + 1)], f"{indent}..."]))
+
+
+def failure(request: Request) -> str:
+    target, failed = request.target, request.failure
+    what = [f"## The failure\n{unstopped(cap(f'{failed.exc_type}: {failed.message}'.rstrip(': '), 300))}"]
+    if failed.lineno and failed.lineno >= target.def_lineno:
+        what.append(f"It failed at {shown(target, failed.lineno - target.def_lineno + 1)}")
+    return "\n".join(what)
+
+
+def seen(request: Request, evidence: Evidence | None) -> list[str]:
+    """The failing checks' calls, actual against expected, one or two lines each."""
+    if evidence is None or not evidence.failing:
+        return [""]
+    runs = evidence.failing
+
+    def one(run: Seen, limit: int) -> str:
+        name = run.check.rsplit("::", 1)[-1]
+        if run.timed_out:
+            told = sections._stopped(request.target, run, evidence)
+        else:
+            told = " / ".join(line.strip() for line in (run.explanation or run.reason).strip().splitlines()[:3])
+            told = unstopped(told, evidence.limit)
+        call = f"; the call `{cap(run.call, limit)}` {run.outcome}".rstrip() if run.call else ""
+        return f"- {name}: {cap(mask_shapes(told), limit)}{call}"
+
+    title = "## What the failing tests saw"
+    return [f"{title}\n" + "\n".join(one(run, 240) for run in runs[:3]),
+            f"{title}\n" + "\n".join(one(run, 120) for run in runs[:2]), f"{title}\n" + one(runs[0], 120), ""]
+
+
+def suspicious(request: Request, evidence: Evidence | None) -> list[str]:
+    lines = sections.ranked(request.target, evidence, request.failure.lineno)
+    if not lines:
+        return [""]
+
+    def listed(count: int) -> str:
+        return "## Most suspicious lines\n" + "\n".join(f"- {shown(request.target, line)}" for line, _ in
+                                                       lines[:count])
+
+    return [listed(3), listed(1), ""]
+
+
+def tests(request: Request, evidence: Evidence | None) -> list[str]:
+    """The failing test's source, trimmed; the others are left out."""
+    full = sections.tests(request, evidence)[0]
+    if not full:
+        return [""]
+    first = full.split("\n### ", 2)
+    block = "### " + first[1] if len(first) > 1 else full
+    block = block.split("\n", 1)[1] if block.startswith("### ") else block
+    return [f"## The failing test\n{cap(block.rstrip(), 700)}" + ("\n```" if len(block) > 700 else ""),
+            f"## The failing test\n{cap(block.rstrip(), 350)}" + ("\n```" if len(block) > 350 else ""), ""]
+
+
+def engine(request: Request) -> list[str]:
+    variants = sections.engine(request)
+    if not variants[0]:
+        return [""]
+    return [variants[-1], ""]  # "N small edits of the function; none passed."
+
+
+def ask(request: Request, strategy: Strategy, line: int | None) -> str:
+    name = request.target.name
+    if strategy.rewrite:
+        asked = (f"Write `{name}` again, a new body from its signature, docstring and the test, not the old one. "
+                 f"Reply with the whole function in one ```python block.")
+    elif strategy.format == "edit":
+        asked = f"Reply with SEARCH/REPLACE blocks that fix `{name}`."
+    else:
+        asked = f"Reply with the whole fixed `{name}` in one ```python block."
+    if strategy.narrow and line is not None:
+        asked = f"Change the code around {shown(request.target, line)}. {asked}"
+    if strategy.problem:
+        asked = f"Your previous reply {strategy.problem}: it cannot pass.\n{asked}"
+    return asked
