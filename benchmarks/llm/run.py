@@ -6,10 +6,11 @@
 Run in the bench environment (``.venv-bench-llm``: gpt4all, self-heal-llm, and regrow at the
 measured commit). The steps:
 
-1. **engine** — ``regrow bench --proposer engine`` on each suite's candidates: regrow40's tasks
-   marked ``fixable = false``, every engine2 task, and a deterministic sample of the real-code
-   suite (the first ``--realcode-sample`` tasks by sha256 of their names). Results are kept in
-   ``OUT/engine/<suite>/`` and reused while the regrow commit and the candidates are unchanged.
+1. **engine** — ``regrow bench --proposer engine`` on each suite's candidates: every task of
+   regrow40, engine2 and engine2b, and a deterministic sample of the real-code suite (the first
+   ``--realcode-sample`` tasks by sha256 of their names). Results are kept in
+   ``OUT/engine/<suite>/`` and reused while regrow's code outside ``_llm`` and the candidates
+   are unchanged.
 2. **select** — the tasks the engine did not fix (``not-fixed`` or ``timeout``; each has a
    reference), each suite's in sha256-of-name order, taken round-robin over the suites until
    ``--tasks``. Written to ``OUT/tasks.toml``.
@@ -48,7 +49,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 SYSTEMS = ("regrow-llm", "regrow-chain", "self-heal")
-SUITES = ("regrow40", "engine2", "realcode")
+SUITES = ("regrow40", "engine2", "engine2b", "realcode")
 UNFIXED = ("not-fixed", "timeout")
 FIX_STATUSES = ("correct", "wrong", "unjudged", "fixed")
 
@@ -92,13 +93,10 @@ def name_order(name: str) -> str:
 
 def candidates(suite: str, sample: int) -> tuple[list[dict[str, Any]], str]:
     """The tasks of ``suite`` the engine pass runs on, and where they came from (or why none)."""
-    if suite == "regrow40":
-        manifest = REPO / "benchmarks/suites/regrow40/manifest.toml"
-        return [t for t in load_tasks(manifest) if t["fixable"] is False], "fixable = false in the manifest"
-    if suite == "engine2":
-        manifest = REPO / "benchmarks/suites/engine2/manifest.toml"
+    if suite != "realcode":
+        manifest = REPO / f"benchmarks/suites/{suite}/manifest.toml"
         if not manifest.exists():
-            return [], "benchmarks/suites/engine2 is not present"
+            return [], f"benchmarks/suites/{suite} is not present"
         return load_tasks(manifest), "every task"
     manifest = REPO / ".cache/realcode/manifest.toml"
     if not manifest.exists():
@@ -212,7 +210,7 @@ def engine_pass(out: Path, sample: int, commit: str) -> dict[str, Any]:
             print(f"bench-llm: engine pass, {suite}: skipped ({origin})", flush=True)
             continue
         text = write_manifest(folder / "candidates.toml", f"{suite}-candidates", tasks)
-        key = hashlib.sha256(f"{commit}\n{text}".encode()).hexdigest()
+        key = hashlib.sha256(f"{engine_code(commit)}\n{text}".encode()).hexdigest()
         stamp, results_file = folder / "key.txt", folder / "results.json"
         if stamp.exists() and stamp.read_text().strip() == key and results_file.exists():
             results = json.loads(results_file.read_text(encoding="utf-8"))["tasks"]
@@ -227,6 +225,15 @@ def engine_pass(out: Path, sample: int, commit: str) -> dict[str, Any]:
                           "statuses": dict(Counter(r["status"] for r in results)),
                           "results": [{"name": r["name"], "status": r["status"]} for r in results]}
     return summary
+
+
+def engine_code(commit: str) -> str:
+    """What the engine pass depends on: regrow's files at ``commit`` but the model proposers' (``_llm``),
+    which ``--proposer engine`` never imports; the commit itself when git cannot say."""
+    done = subprocess.run(["git", "ls-tree", "-r", commit, "src/regrow"], capture_output=True, text=True,
+                          check=False, cwd=REPO)
+    lines = [line for line in done.stdout.splitlines() if "\tsrc/regrow/_llm/" not in line]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest() if done.returncode == 0 and lines else commit
 
 
 def select(engine: dict[str, Any], limit: int, out: Path, sample: int) -> list[dict[str, Any]]:
@@ -491,6 +498,14 @@ def report(out: Path) -> dict[str, Any]:
             "model_seconds": round(sum(r["calls"]["model_seconds"] for r in mine), 1),
             "wall_seconds": round(sum(r["wall"] for r in mine), 1), "statuses": dict(statuses),
         }
+    import formats
+
+    def outcome(record: dict[str, Any], row: dict[str, Any]) -> str:
+        name, original, source = originals[row["task"]]
+        got = reply_function(record.get("reply", ""), name, source)
+        return "none" if got is None else "echo" if got == original else "changed"
+
+    by_format = formats.breakdown(logs, rows, outcome)
     chain_over = []
     for task in tasks:
         calls = {r["system"]: r["calls"]["calls"] for r in rows if r["task"] == task["name"]}
@@ -498,7 +513,7 @@ def report(out: Path) -> dict[str, Any]:
             chain_over.append(task["name"])
     data = {"meta": meta, "tasks": [{k: by_name[t["name"]].get(k) for k in ("name", "suite", "target", "bug")}
                                     for t in tasks],
-            "systems": systems, "chain_calls_over_llm": chain_over, "runs": rows}
+            "systems": systems, "chain_calls_over_llm": chain_over, "by_format": by_format, "runs": rows}
     (out / "results.json").write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
     (out / "results.md").write_text(markdown(data), encoding="utf-8")
     return data
@@ -554,6 +569,10 @@ def markdown(data: dict[str, Any]) -> str:
                   "differential judge; for self-heal, its claimed fix is judged the same way by `judge_fix.py` "
                   "(`fails-tests`: its fix does not pass the task's test files run by regrow). `not-fixed`: no fix "
                   "within the call budget; `timeout`: killed at the task timeout.", ""]
+    if data.get("by_format"):
+        import formats
+
+        lines += formats.markdown(data["by_format"])
     engine = meta.get("engine", {})
     if engine:
         lines += ["Engine pass (who the candidates were):", ""]
@@ -589,8 +608,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-file", default=str(REPO / ".cache/bench-llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
     parser.add_argument("--model-name", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
     parser.add_argument("--regrow-commit", default=os.environ.get("REGROW_COMMIT", "unknown"))
-    parser.add_argument("--tasks", type=int, default=6, help="engine-unfixable tasks to run (6)")
-    parser.add_argument("--realcode-sample", type=int, default=24, help="real-code tasks the engine pass runs on (24)")
+    parser.add_argument("--tasks", type=int, default=10, help="engine-unfixable tasks to run (10)")
+    parser.add_argument("--realcode-sample", type=int, default=48, help="real-code tasks the engine pass runs on (48)")
     parser.add_argument("--calls", type=int, default=3, help="model calls per task for every system (3)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per task and system (300)")
     parser.add_argument("--call-seconds", type=float, default=10.0,

@@ -1,0 +1,55 @@
+"""Which request a regrow call was, and what came back: the measurement the default format is chosen by.
+
+A regrow prompt asks for SEARCH/REPLACE blocks (``edit``), the whole function (``whole``), or the
+whole function with its old body left out (``rewrite``, the compact ladder's rung); ``narrow``
+marks a prompt with the window around the fault. For each kind the bench counts the calls and
+what their replies were: echoes, no usable function, a changed function, and the fixes (the call
+that gave a run its fix). self-heal asks one way (``self-heal``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+
+def asked(record: dict[str, Any]) -> str:
+    messages = record.get("messages") or [{}]
+    system = str(messages[0].get("content", ""))
+    user = str(messages[-1].get("content", "")) if len(messages) > 1 else ""
+    if "<<<<<<< SEARCH" not in system and "SEARCH/REPLACE" not in system and "Focus" not in user \
+            and "old body" not in user and "## The failure" not in user:
+        return "self-heal"
+    kind = "rewrite" if "old body is wrong and left out" in user else "edit" if "<<<<<<< SEARCH" in system else "whole"
+    return kind + (" narrow" if "## Focus:" in user else "")
+
+
+def breakdown(calls: dict[str, list[dict[str, Any]]], rows: list[dict[str, Any]],
+              outcome: Any) -> dict[str, dict[str, int]]:
+    """Per kind of request: calls, echoes, no_function, changed, fixed. ``outcome(record, row)`` says
+    ``"echo"``, ``"none"`` or ``"changed"`` for one request of a run."""
+    table: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        records = calls.get(f"{row['system']}|{row['task']}", [])
+        last = None
+        for record in records:
+            if "error" in record or record.get("client_gone"):
+                continue
+            kind = asked(record)
+            table[kind]["calls"] += 1
+            table[kind][outcome(record, row)] += 1
+            last = kind
+        if row.get("fix") and last is not None:
+            table[last]["fixed"] += 1
+    return {kind: {k: counts[k] for k in ("calls", "echo", "none", "changed", "fixed")}
+            for kind, counts in sorted(table.items())}
+
+
+def markdown(table: dict[str, dict[str, int]]) -> list[str]:
+    lines = ["Calls by what they asked for (regrow's edit / whole / rewrite requests; `narrow`: with the window "
+             "around the fault) and what came back:", "",
+             "| asked for | calls | echoes | no usable function | changed function | gave the fix |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {kind} | {c['calls']} | {c['echo']} | {c['none']} | {c['changed']} | {c['fixed']} |"
+              for kind, c in table.items()]
+    return [*lines, ""]
