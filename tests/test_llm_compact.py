@@ -18,6 +18,7 @@ from llm_servers import chat_of as sent
 
 import regrow
 from regrow._llm import LLMProposer, RetryPolicy, proposer_for
+from regrow._llm._compact import gist
 from regrow._llm._edits import search_replace
 from regrow._llm._prompt import Prior, build_prompt, estimate_tokens
 from regrow._llm._proposer import _Run
@@ -242,3 +243,12 @@ def test_a_large_model_keeps_the_full_prompt(server: OpenAIServer) -> None:
     proposer = proposer_for("openai:gpt-5", api_key="k", base_url=server.base_url, retry=FAST)
     assert repair(median_a, proposer).ok
     assert "## Checks a fix must pass" in sent(server.requests[0])[1]
+
+
+def test_a_unittest_report_is_told_by_its_failing_line_and_error() -> None:
+    report = ("self = <tests.test_cached.CacheWrapperTest testMethod=test_decorator>\n\n"
+              "    def test_decorator(self):\n        cache = self.cache(2)\n"
+              ">       self.assertEqual(wrapper(0), 0)\nE       AssertionError: None != 0\n")
+    assert gist(report) == "self.assertEqual(wrapper(0), 0) / AssertionError: None != 0"
+    assert gist("assert 4 == 2\n +  where 4 = levenshtein('flaw', 'lawn')") == (
+        "assert 4 == 2 / +  where 4 = levenshtein('flaw', 'lawn')")

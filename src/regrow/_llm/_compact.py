@@ -96,14 +96,26 @@ def seen(request: Request, evidence: Evidence | None) -> list[str]:
         if run.timed_out:
             told = sections._stopped(request.target, run, evidence)
         else:
-            told = " / ".join(line.strip() for line in (run.explanation or run.reason).strip().splitlines()[:3])
-            told = unstopped(told, evidence.limit)
-        call = f"; the call `{cap(run.call, limit)}` {run.outcome}".rstrip() if run.call else ""
+            told = unstopped(gist(run.explanation or run.reason), evidence.limit)
+        call = ""
+        if run.call and len(run.call) <= limit and (run.outcome or f"{request.target.name}(" not in told):
+            call = f"; the call `{run.call}` {run.outcome}".rstrip()
         return f"- {name}: {cap(mask_shapes(told), limit)}{call}"
 
     title = "## What the failing tests saw"
     return [f"{title}\n" + "\n".join(one(run, 240) for run in runs[:3]),
             f"{title}\n" + "\n".join(one(run, 120) for run in runs[:2]), f"{title}\n" + one(runs[0], 120), ""]
+
+
+def gist(text: str) -> str:
+    """A failure's explanation in one line: pytest's failing line and its ``E`` lines when it has them
+    (a unittest-style report starts with ``self = <…>`` and the test's source), else its first lines."""
+    lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    if errors:
+        failing = [line[1:].strip() for line in lines if line.startswith("> ")]
+        return " / ".join([*failing[-1:], *errors[:3]])
+    return " / ".join(line.strip() for line in lines[:3])
 
 
 def suspicious(request: Request, evidence: Evidence | None) -> list[str]:
