@@ -73,6 +73,7 @@ def unparsed(source: str) -> str:
     (ConstantTweak(), fn("return True"), fn("return False")),
     (SiblingSwap(), fn("return min(a, b)"), fn("return max(a, b)")),
     (SiblingSwap(), fn("return a.lstrip()"), fn("return a.rstrip()")),
+    (SiblingSwap(), fn("return next(reversed(a))"), fn("return next(iter(a))")),
     (SwapOperands(), fn("return a - b"), fn("return b - a")),
     (SwapOperands(), fn("return a[0][1]"), fn("return a[1][0]")),
     (OffByOne(), fn("return range(a)"), fn("return range(a + 1)")),
@@ -141,6 +142,27 @@ def test_new_operator_makes_the_expected_mutant(op: Operator, before: str, after
 ])
 def test_module_names_stand_in_for_each_other(module: Module | None, before: str, after: str) -> None:
     assert unparsed(after) in mutants(ModuleName(), before, module)
+
+
+def test_a_separator_for_a_separator() -> None:
+    # ``?`` is written once in the module, far below its common literals; a separator still finds it.
+    module = Module(literals=["utf8", "ascii", "host", "&", "?"])
+    made = mutants(ConstantSwap(), fn('return "&".join(a)'), module)
+    assert unparsed(fn('return "?".join(a)')) in made and not [m for m in made if "utf8" in m]
+    assert not [m for m in mutants(ConstantSwap(), fn('return a.encode("utf8")'), module) if '"?"' in m or "'?'" in m]
+
+
+def test_every_separator_of_the_module_is_a_literal() -> None:
+    module = Module.of(Target.of(textwrap.dedent))
+    assert [v for v in module.literals if isinstance(v, str) and len(v) == 1 and not v.isalnum()]
+
+
+def test_a_base_exception_comes_before_its_subclasses() -> None:
+    # ``pytest.raises(LookupError)`` passes with KeyError too; the base is what such a test names.
+    made = mutants(ModuleName(), fn("if a not in b:\n    raise ValueError(a)\nreturn b[a]"))
+    index = {name: next(i for i, m in enumerate(made) if f"raise {name}Error(a)" in m) for name in ("Lookup", "Key")}
+    assert index["Lookup"] < index["Key"]
+    assert not [m for m in made[:8] if "raise Exception(a)" in m]  # a base of the original's own class stays last
 
 
 def test_module_names_most_alike_come_first() -> None:

@@ -22,6 +22,9 @@ _MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "remove", 
                        "reverse", "write", "appendleft", "extendleft", "setdefault", "send", "close"})
 _SIDE_EFFECTS = frozenset({"print", "setattr", "delattr", "exec", "next"})
 _WRAPPERS = {"iter": ("reversed", "sorted", "list"), "value": ("sorted", "list")}
+# Conversions a stored or returned value may have lost; offered where the function names them elsewhere
+# (``isinstance(src, bytes)`` ... ``return chk`` for ``return bytes(chk)``).
+_CONVERSIONS = frozenset({"bytes", "str", "int", "float", "bool", "tuple", "set", "frozenset", "dict", "abs"})
 
 
 def _is_docstring(site: Site) -> bool:
@@ -237,6 +240,7 @@ def _counters(scope: Scope) -> list[str]:
 
 class WrapCall:
     """``x`` → ``reversed(x)``, ``sorted(x)``, ``list(x)`` where a sequence is iterated, stored or returned;
+    a stored or returned value converted by a builtin the function names elsewhere (``bytes(x)``);
     ``range(x)`` → ``range(len(x))``."""
 
     name, tier, prior = "wrap", 2, 2
@@ -257,7 +261,8 @@ class WrapCall:
         else:
             return
         called = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
-        for wrapper in _WRAPPERS[kind]:
+        named = [name for name in scope.loaded if name in _CONVERSIONS] if kind == "value" else []
+        for wrapper in dict.fromkeys([*_WRAPPERS[kind], *named]):
             if wrapper != called:
                 yield call(wrapper, node)
 

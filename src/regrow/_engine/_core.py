@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 from collections.abc import Iterator, Sequence
 
@@ -27,7 +28,7 @@ _BITS: Sequence[type[ast.operator]] = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LS
 _ORDERED = (ast.Add, ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
 # Builtins and methods that are easily confused with each other.
 _SIBLINGS: Sequence[Sequence[str]] = (
-    ("min", "max"), ("any", "all"), ("sorted", "reversed"), ("sum", "len"), ("int", "float", "round"),
+    ("min", "max"), ("any", "all"), ("sorted", "reversed", "iter"), ("sum", "len"), ("int", "float", "round"),
     ("list", "set", "tuple"), ("append", "extend"), ("add", "update", "discard"), ("remove", "discard"),
     ("strip", "lstrip", "rstrip"), ("startswith", "endswith"), ("find", "rfind"), ("index", "rindex"),
     ("split", "rsplit"), ("lower", "upper", "title", "capitalize"), ("keys", "values", "items"),
@@ -278,9 +279,27 @@ class OffByOne:
         parent = site.parent
         is_range_arg = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                         and parent.func.id == "range" and site.field == "args")
-        if is_range_arg or isinstance(parent, ast.Slice) or is_value(site):
+        if is_range_arg or isinstance(parent, ast.Slice) or is_value(site) or _counted_argument(site):
             yield plus(node, 1)
             yield plus(node, -1)
+
+
+def _counted_argument(site: Site) -> bool:
+    """A position or a count passed on: an argument of a call of the user's own function, positional or by
+    keyword (``position=pos``, ``_encode_range(first, last)``), or the mask of a bitwise ``&`` (``r & ((1 <<
+    32) - 1)``). Builtins take their counts where ``range``, slices and subscripts do, offered already."""
+    node, parent = site.node, site.parent
+    if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
+        return False
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.BitAnd):
+        return True
+    if isinstance(parent, ast.keyword):
+        return parent.arg is not None
+    return (isinstance(parent, ast.Call) and site.field == "args" and isinstance(parent.func, ast.Name)
+            and parent.func.id not in _BUILTINS)
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 class UnwrapCall:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import linecache
 import types
 from collections import Counter
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 Literal = int | float | str
 _MAX_SOURCE = 400_000  # characters of module source read for literals; larger modules are skipped
 _MAX_LITERALS = 12
+_MAX_ATTRIBUTES = 200
+_MAX_KEYWORDS = 6  # keyword arguments kept per callee name
 
 
 @dataclasses.dataclass
@@ -29,14 +32,28 @@ class Module:
     classes: list[str] = dataclasses.field(default_factory=list)  # defined in the module, in order
     exceptions: list[str] = dataclasses.field(default_factory=list)  # those classes that are exceptions
     constants: dict[str, Literal] = dataclasses.field(default_factory=dict)  # UPPER_CASE names bound to literals
-    literals: list[Literal] = dataclasses.field(default_factory=list)  # written in the module, most frequent first
+    # written in the module, the most frequent first, then every other separator (see is_separator)
+    literals: list[Literal] = dataclasses.field(default_factory=list)
+    attributes: list[str] = dataclasses.field(default_factory=list)  # ``x.name`` written in the module, most first
+    members: list[str] = dataclasses.field(default_factory=list)  # data of the method's own class (``self.name``)
+    methods: list[str] = dataclasses.field(default_factory=list)  # methods of the method's own class
+    keywords: dict[str, list[ast.keyword]] = dataclasses.field(default_factory=dict)  # by callee, most first
+    bare_calls: list[str] = dataclasses.field(default_factory=list)  # methods called without arguments, most first
+    arity: dict[str, int] = dataclasses.field(default_factory=dict)  # positional parameters of module functions
+    namespace: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)  # its globals
 
     @classmethod
     def of(cls, target: Target) -> Module:
-        """The module of ``target``: its globals for names, its source file for literals."""
+        """The module of ``target``: its globals for names, its source file for literals and calls."""
         namespace = target.func.__globals__
-        return cls(*_definitions(namespace, target.module, target.name), _constants(namespace),
-                   _literals(target.filename))
+        tree = _tree(target.filename)
+        owner = _owner(namespace, target.qualname)
+        attributes, keywords, bare_calls = _usage(tree)
+        members, methods = _members(owner, tree)
+        return cls(*_definitions(namespace, target.module, target.name), _constants(namespace), _literals(tree),
+                   attributes=attributes, members=members, methods=methods, keywords=keywords,
+                   bare_calls=bare_calls,
+                   arity=_arity(namespace, target.module), namespace=namespace)
 
 
 def _definitions(namespace: dict[str, Any], module: str, own: str) -> tuple[list[str], list[str], list[str]]:
@@ -62,14 +79,19 @@ def _constants(namespace: dict[str, Any]) -> dict[str, Literal]:
             if name.isupper() and not name.startswith("_") and type(value) in (int, float, str)}
 
 
-def _literals(filename: str) -> list[Literal]:
-    """Numbers and strings written in the module's source (docstrings left out), most frequent first."""
+def _tree(filename: str) -> ast.Module | None:
     text = "".join(linecache.getlines(filename))
     if not text or len(text) > _MAX_SOURCE:
-        return []
+        return None
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _literals(tree: ast.Module | None) -> list[Literal]:
+    """Numbers and strings written in the module's source (docstrings left out), most frequent first."""
+    if tree is None:
         return []
     docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
     docstrings |= {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for part in node.values}
@@ -78,4 +100,85 @@ def _literals(filename: str) -> list[Literal]:
         value = node.value if isinstance(node, ast.Constant) and id(node) not in docstrings else None
         if isinstance(value, (int, float, str)) and not isinstance(value, bool) and len(str(value)) <= 40:
             counts[type(value), value] += 1
-    return [value for (_, value), _ in counts.most_common(_MAX_LITERALS)]
+    common = [value for (_, value), _ in counts.most_common()]
+    separators = [v for v in common if is_separator(v) and v not in common[:_MAX_LITERALS]]
+    return [*common[:_MAX_LITERALS], *separators]
+
+
+def is_separator(value: object) -> bool:
+    """A one-character string of punctuation: ``&``, ``;``, ``?``, ``-``: the literals that stand between
+    parts of a text, and that a bug writes for each other."""
+    return isinstance(value, str) and len(value) == 1 and not value.isalnum() and not value.isspace()
+
+
+def _usage(tree: ast.Module | None) -> tuple[list[str], dict[str, list[ast.keyword]], list[str]]:
+    """The attribute names the module reads, the keyword arguments of its calls by callee name (those
+    whose value is a name or a literal), and the methods it calls without arguments, most frequent first: a
+    call that lost a keyword argument (``iteritems()`` for ``iteritems(multi=True)``) or a value that lost its
+    call (``word`` for ``word.lower()``) is usually written in full elsewhere in the same module."""
+    if tree is None:
+        return [], {}, []
+    attributes: Counter[str] = Counter()
+    bare: Counter[str] = Counter()
+    keywords: dict[str, Counter[str]] = {}
+    nodes: dict[str, ast.keyword] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and not node.attr.startswith("__"):
+            attributes[node.attr] += 1
+        elif isinstance(node, ast.Call):
+            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if isinstance(node.func, ast.Attribute) and not node.args and not node.keywords:
+                bare[callee] += 1
+            for kw in node.keywords:
+                if kw.arg is not None and isinstance(kw.value, (ast.Constant, ast.Name)) and callee:
+                    key = f"{callee}:{kw.arg}={ast.dump(kw.value)}"
+                    keywords.setdefault(callee, Counter())[key] += 1
+                    nodes.setdefault(key, kw)
+    by_callee = {callee: [nodes[k] for k, _ in counts.most_common(_MAX_KEYWORDS)]
+                 for callee, counts in keywords.items()}
+    return ([name for name, _ in attributes.most_common(_MAX_ATTRIBUTES)], by_callee,
+            [name for name, _ in bare.most_common(_MAX_ATTRIBUTES)])
+
+
+def _owner(namespace: dict[str, Any], qualname: str) -> type | None:
+    """The class a method is defined in, found by its qualified name in the module's globals."""
+    parts = qualname.split(".")[:-1]
+    if not parts or "<locals>" in parts:
+        return None
+    owner: Any = namespace.get(parts[0])
+    for part in parts[1:]:
+        owner = getattr(owner, part, None)
+    return owner if isinstance(owner, type) else None
+
+
+def _members(owner: type | None, tree: ast.Module | None) -> tuple[list[str], list[str]]:
+    """What ``self.`` may name in a method of ``owner`` (dunders left out): its data — the instance
+    attributes its methods assign, the class's other attributes, properties included — and its methods
+    (its own and its bases' from the same module)."""
+    if owner is None:
+        return [], []
+    names: list[str] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == owner.__name__:
+            names += [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+                      and isinstance(n.value, ast.Name) and n.value.id == "self"]
+    own = [(name, value) for klass in owner.__mro__ if klass.__module__ == owner.__module__
+           for name, value in vars(klass).items()]
+    mangled = f"_{owner.__name__.lstrip('_')}__"  # ``__size`` is found as written, in the source
+
+    def kept(found: list[str]) -> list[str]:
+        return [name for name in dict.fromkeys(found) if not (name.startswith("__") and name.endswith("__"))
+                and not name.startswith(mangled)]
+
+    methods = kept([name for name, value in own if callable(value) or isinstance(value, (classmethod, staticmethod))])
+    return [name for name in kept([*names, *(name for name, _ in own)]) if name not in methods], methods
+
+
+def _arity(namespace: dict[str, Any], module: str) -> dict[str, int]:
+    """How many positional arguments each function of the module takes (any number: a large count)."""
+    found = {}
+    for name, value in list(namespace.items()):
+        code = getattr(value, "__code__", None) if isinstance(value, types.FunctionType) else None
+        if code is not None and getattr(value, "__module__", None) == module:
+            found[name] = 99 if code.co_flags & inspect.CO_VARARGS else code.co_argcount
+    return found

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ._blocks import BLOCKS
+from ._calls import CALLS
 from ._copy import COPY
 from ._core import CORE
 from ._edits import Insert, Operator, Replacement
@@ -11,7 +12,7 @@ from ._statements import STATEMENTS
 from ._templates import TEMPLATES
 from ._values import VALUES
 
-OPERATORS: list[Operator] = [*CORE, *VALUES, *TEMPLATES, *BLOCKS, *COPY, *STATEMENTS]
+OPERATORS: list[Operator] = [*CORE, *VALUES, *CALLS, *TEMPLATES, *BLOCKS, *COPY, *STATEMENTS]
 """The operators the engine uses, in no particular order (the search ranks them)."""
 
 __all__ = ["OPERATORS", "Insert", "Operator", "Replacement"]

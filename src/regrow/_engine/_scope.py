@@ -90,6 +90,13 @@ class Scope:
                                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)))
 
     @functools.cached_property
+    def unread(self) -> list[str]:
+        """Parameters and variables the body never reads (``self``, ``cls`` and ``_``-names left out)."""
+        read = {n.id for n in ast.walk(self.function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return [name for name in self.variables if name not in read and name not in ("self", "cls")
+                and not name.startswith("_")]
+
+    @functools.cached_property
     def in_loop(self) -> set[int]:
         """``id`` of every statement inside the body of a ``for`` or ``while`` loop (at any depth)."""
         inside: set[int] = set()

@@ -7,10 +7,12 @@ Each is one token of the fix a reviewer would write: ``-x`` for ``x`` (never ``a
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator, Sequence
 
 from ._core import _constant_edits, _identity
 from ._edits import Operator, Replacement, call, is_value, load
+from ._module import is_separator
 from ._scope import Scope, Site
 
 _MAX_DONORS = 6  # constants of the function and the module tried at one literal
@@ -87,10 +89,15 @@ def _is_docstring(site: Site) -> bool:
 
 
 def _donors(value: int | float | str, scope: Scope) -> Iterator[ast.expr]:
-    """Other literals of the same type: the function's own first, then the module's most frequent."""
+    """Other literals of the same type (and of the same shape, for a separator): the function's own first,
+    then the module's most frequent."""
     named = set(scope.module.constants.values())  # those come by name (ModuleName): ``DEFAULT_PORT``, not ``8080``
     module = [v for v in scope.module.literals if v not in named]
     same = [v for v in [*scope.constants, *module] if type(v) is type(value) and v != value]
+    if is_separator(value):  # a separator for another separator: ``"&"`` for ``"?"``, never for ``"utf8"``
+        same = [v for v in same if is_separator(v)]
+    elif isinstance(value, str):
+        same = [v for v in same if not is_separator(v)]  # nor ``"&"`` for ``"utf8"``
     for other in list(dict.fromkeys(same))[:_MAX_DONORS]:
         yield _literal(other)
 
@@ -146,7 +153,7 @@ def _kin(name: str, scope: Scope, callee: bool) -> list[str]:
     kinds = [_KINDS[0]] if callee else [_KINDS[0], _KINDS[2], _KINDS[1]]
     builtin = [other for group in kinds if name in group for other in group]
     if name in module.exceptions or name in _KINDS[0]:
-        pool = _similar(name, module.exceptions) + _similar(name, builtin)
+        pool = _bases_first(name, _similar(name, module.exceptions) + _similar(name, builtin), module.namespace)
     elif name in module.functions:
         pool = _similar(name, module.functions)
     elif name in module.classes:
@@ -158,6 +165,28 @@ def _kin(name: str, scope: Scope, callee: bool) -> list[str]:
     return [other for other in dict.fromkeys(pool) if other != name]
 
 
+def _bases_first(name: str, pool: list[str], namespace: dict[str, object]) -> list[str]:
+    """Exception names with each base put before its subclasses (``LookupError`` before ``KeyError``), bases
+    of ``name`` itself (``Exception``) left where they are. A test sees an exception through its class
+    hierarchy: where it asks for the base, every subclass passes too, but only the base is what it named;
+    where it asks for a subclass, the base fails and costs one candidate."""
+    def resolve(other: str) -> type | None:
+        found = namespace.get(other, getattr(builtins, other, None))
+        return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+    own = resolve(name)
+    ordered: list[str] = []
+    for other in pool:
+        klass = resolve(other)
+        if klass is not None:
+            ordered += [base for base in pool if base not in ordered and base != other and
+                        (b := resolve(base)) is not None and issubclass(klass, b) and
+                        not (own is not None and issubclass(own, b))]
+        if other not in ordered:
+            ordered.append(other)
+    return ordered
+
+
 def _similar(name: str, names: Sequence[str]) -> list[str]:
     """``names`` most alike ``name`` first (the longest common prefix and suffix), else in their order."""
     def common(a: str, b: str) -> int:
@@ -166,4 +195,72 @@ def _similar(name: str, names: Sequence[str]) -> list[str]:
     return sorted(names, key=lambda other: -(common(name, other) + common(name[::-1], other[::-1])))
 
 
-VALUES: list[Operator] = [UnaryMinus(), ConstantSwap(), ModuleName()]
+class LostUse:
+    """A value written where a variable was meant, the variable's one use lost: a variable that is
+    assigned (or a parameter that is passed) but never read stands in for a literal
+    (``self.size -= 1`` for ``-= itemsize`` after ``itemsize = sizes.pop(key)``); and a ``None`` for any
+    parameter (``next(it, None)`` for ``next(it, default)``), those never read first. A parameter or variable
+    nobody reads is the sign of such a loss; ``x is None`` is a test, and stays."""
+
+    name, tier, prior = "lost-use", 1, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.Constant) or _is_docstring(site) or isinstance(site.parent, ast.JoinedStr) or \
+                isinstance(node.value, bool) or (node.value is None and isinstance(site.parent, ast.Compare)):
+            return  # a name for a name is NameSwap's
+        unread = scope.unread
+        for name in unread:
+            yield load(name)
+        if node.value is None:
+            for param in scope.params:
+                if param not in unread and param not in ("self", "cls"):
+                    yield load(param)
+
+
+class Override:
+    """An optional parameter that lost its one use: a computed value ``v`` → ``v if p is None else p`` for a
+    parameter ``p`` that defaults to ``None`` and is never read (``end = len(s)`` for ``end = len(s) if n is
+    None else n``): the idiom of an argument that overrides a default."""
+
+    name, tier, prior = "override", 2, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.BinOp)) or \
+                not isinstance(site.parent, (ast.Assign, ast.Return)) or site.field != "value":
+            return
+        for param in _optional(scope):
+            if param in scope.unread:
+                test = ast.Compare(load(param), [ast.Is()], [ast.Constant(None)])
+                yield ast.IfExp(test, node, load(param))
+
+
+def _optional(scope: Scope) -> list[str]:
+    """Parameters whose default is ``None``."""
+    args = scope.function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
+             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
+    return [a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None]
+
+
+class NextElement:
+    """A literal collection of numbers that lost its last element: ``(11, 12)`` → ``(11, 12, 13)``, the
+    progression continued by its own step."""
+
+    name, tier, prior = "next-element", 2, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or isinstance(getattr(node, "ctx", None), ast.Store):
+            return
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant) and type(e.value) is int]
+        if len(values) < 2 or len(values) != len(node.elts):
+            return
+        step = values[-1] - values[-2]
+        elts = [*node.elts, ast.Constant(values[-1] + (step or 1))]
+        yield ast.Set(elts) if isinstance(node, ast.Set) else type(node)(elts, ast.Load())
+
+
+VALUES: list[Operator] = [UnaryMinus(), ConstantSwap(), ModuleName(), LostUse(), Override(), NextElement()]
