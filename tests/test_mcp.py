@@ -12,10 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-
-mcp = pytest.importorskip("mcp", reason="the mcp extra (regrow[mcp]) is not installed")
-from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 PROJECT = Path(__file__).parent / "projects" / "agent_shop"
 TARGET = "shop/stock.py::restock"
@@ -139,3 +137,17 @@ def test_store_option_and_a_heal_without_apply_leaves_the_file(shop, tmp_path):
     assert (shop / "shop" / "stock.py").read_text() == (PROJECT / "shop" / "stock.py").read_text()
     assert ledger.is_file() and after["count"] == 1
     assert not (shop / ".regrow").exists()
+
+
+def test_the_core_never_imports_the_agent_sdks_and_says_which_extra_is_missing(tmp_path):
+    import subprocess
+
+    probe = ("import sys, regrow, regrow._cli, regrow._agent\n"
+             "print(sorted(m for m in ('mcp', 'langchain_core', 'claude_agent_sdk', 'anyio') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    without = "import sys; sys.modules['mcp'] = None\nfrom regrow._cli import main\nraise SystemExit(main(['mcp']))"
+    done = subprocess.run([sys.executable, "-c", without], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "regrow mcp needs the mcp extra: pip install 'regrow[mcp]'" in done.stderr
