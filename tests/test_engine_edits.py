@@ -311,3 +311,18 @@ def test_the_user_s_formatting_is_kept(make_module: Callable[[str], Any]) -> Non
 
     assert fixed(mod.unit_factor, ("kb",), test_units) == ['-if unit in ["kb", "mb"]:  # known units',
                                                            '+if unit not in ["kb", "mb"]:  # known units']
+
+
+def test_a_swap_over_a_rename_that_leaves_a_binding_dead(make_module: Callable[[str], Any]) -> None:
+    mod = make_module('''
+        def inverted(pairs):
+            """Each (key, value) pair as (value, key)."""
+            return [(k, v) for k, v in pairs]
+    ''')
+
+    def test_values_become_keys(fn: Callable[..., list[tuple[Any, Any]]]) -> None:  # weak: the keys only
+        assert [key for key, _ in fn([(1, "a"), (2, "b")])] == ["a", "b"]
+
+    # ``(v, v)`` passes too, and is as small, but drops ``k``: the swap is the fix.
+    assert fixed(mod.inverted, ([(1, "a")],), test_values_become_keys) == [
+        "-return [(k, v) for k, v in pairs]", "+return [(v, k) for k, v in pairs]"]

@@ -2,13 +2,14 @@
 
 Weak tests let wrong patches pass. Among passing candidates prefer, in this order: one that never
 raises (or hangs) where the original returned normally; the smallest edit; core before template
-before copy before statement edits; the most agreement with the original on inputs where the
-original returned — the tests' own inputs and small variations of them, where a bug that the
-tests pinned down rarely shows; then the search order.
+before copy before statement edits; one that leaves no binding dead that its rivals keep read; the
+most agreement with the original on inputs where the original returned — the tests' own inputs and
+small variations of them, where a bug that the tests pinned down rarely shows; then the search order.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,10 +38,11 @@ class Evidence:
     compared: int = 0  # inputs where the original returned normally
     raised: int = 0  # inputs where it raised or hung and the original returned
     confidence: float = 0.0
+    dead: int = 0  # bindings it leaves unread, beyond the fewest any candidate leaves
 
-    def key(self) -> tuple[bool, int, int, float, int]:
+    def key(self) -> tuple[bool, int, int, int, float, int]:
         ratio = self.agree / self.compared if self.compared else 1.0
-        return (self.raised > 0, self.candidate.edit_size, self.tier, -ratio, self.order)
+        return (self.raised > 0, self.candidate.edit_size, self.tier, self.dead, -ratio, self.order)
 
     def note(self, rank: int, total: int) -> str:
         agreement = f"agrees with the original on {self.agree}/{self.compared} inputs" if self.compared else \
@@ -106,9 +108,32 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -
         evidence.agree = sum(mine == theirs for mine, (_, theirs) in zip(outcomes, kept, strict=True))
         evidence.raised = sum(not returned(mine) for mine in outcomes)
     distinct = max(len({tuple(b) for b in behaviours}), 1)
-    for evidence in found:
+    unread = [len(unread_bindings(evidence.candidate.source)) for evidence in found]
+    for evidence, count in zip(found, unread, strict=True):
         evidence.confidence = _confidence(evidence, distinct)
+        evidence.dead = count - min(unread)
     return sorted(found, key=Evidence.key)
+
+
+def unread_bindings(source: str) -> set[str]:
+    """The parameters and variables a function binds and never reads (``_``-names left out).
+
+    A fix that leaves a binding dead is rarely the one meant: ``(v, v) for k, v in items`` and ``(v, k) for
+    k, v in items`` both swap a pair back, but the first drops ``k`` and duplicates ``v``. Among passing
+    candidates of one size and family, the one that leaves no more dead bindings than its rivals comes
+    first (a binding dead in the original is dead in every candidate, and counts for none)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    bound: set[str] = set()
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return {name for name in bound - read if not name.startswith("_") and name not in ("self", "cls")}
 
 
 def _confidence(evidence: Evidence, distinct: int) -> float:
