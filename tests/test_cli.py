@@ -113,3 +113,38 @@ def test_class_method_target(project):
     done = regrow(project, "heal", "shapes.py::Box.area", "--test", "tests/test_shapes.py::test_area", "-q")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "+        return w * h" in done.stdout
+
+
+HANGING = '''\
+def digit_sum(n):
+    total = 0
+    while n > 0:
+        total += n % 10
+        n //= 1  # the bug: should be //= 10, so the loop never ends
+    return total
+'''
+HANGING_TESTS = '''\
+from digits import digit_sum
+
+
+def test_zero():
+    assert digit_sum(0) == 0
+
+
+def test_many():
+    assert digit_sum(1234) == 10
+'''
+
+
+def test_an_original_that_never_ends_is_stopped_localized_and_fixed(tmp_path):
+    # The failing test loops forever: the probe stops it at --candidate-timeout, localization keeps the
+    # partial trace, and candidates are judged with a limit from the passing test, not the hanging one.
+    (tmp_path / "digits.py").write_text(HANGING)
+    (tmp_path / "test_digits.py").write_text(HANGING_TESTS)
+    done = regrow(tmp_path, "heal", "digits.py::digit_sum", "--test", "test_digits.py", "--candidate-timeout", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_digits.py::test_many did not finish in 3s" in done.stdout
+    assert "+        n //= 10" in done.stdout
+    failed = [line for line in done.stdout.splitlines() if " FAIL " in line]
+    # no candidate was given the ceiling of 5 s a hanging check used to set
+    assert failed and not any("after 5s" in line for line in failed), failed[:3]

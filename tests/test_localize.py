@@ -7,7 +7,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from regrow._checks import TestCallable
+from regrow._engine import Engine
 from regrow._engine._inputs import Call, derive
 from regrow._engine._localize import Run, Spectrum, record, suspicion, trace_job
 from regrow._engine._worker import Worker
@@ -109,3 +112,13 @@ def test_derived_inputs_are_small_changes() -> None:
     assert Call((3, [2, 1], " ab "), {}) in made
     assert Call((3, [1, 2], "ab"), {}) in made
     assert Call((3, [1, 2], " ab "), {}) not in made
+
+
+def test_the_candidate_limit_comes_from_passing_runs_not_from_one_that_hung():
+    engine = Engine(time_floor=0.01, time_factor=10.0, time_ceiling=100.0)
+    fast = Run("test_fast", True, frozenset(), 0.002, [])
+    hung = Run("test_hung", False, frozenset(), 1.0, [], timed_out=True)
+    caught = Run("test_caught", False, frozenset(), 1.0, [])  # failed after the limit struck, but not marked
+    assert engine.candidate_timeout(Spectrum([fast, hung, caught])) == pytest.approx(10 * 0.002 * 3)
+    # with nothing passing, the failing runs that finished set it
+    assert engine.candidate_timeout(Spectrum([caught, hung])) == pytest.approx(10 * 1.0 * 2)

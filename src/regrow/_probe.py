@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ from typing import Any
 from ._candidate import file_text_with
 from ._checks import CheckFailed, SingleTest
 from ._pytest_runner import Suite, TestResult
+from ._sandbox import SandboxTimeout
 from ._target import Target
 
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"})
@@ -116,14 +118,46 @@ def watching(code: types.CodeType) -> Iterator[_Watch]:
         _active.remove(watch)
 
 
-def probe(suite: Suite, code: types.CodeType, ids: Sequence[str] | None = None) -> list[Reach]:
-    """Run each test once on the code now installed, and say what each did (see :class:`Reach`)."""
+def probe(suite: Suite, code: types.CodeType, ids: Sequence[str] | None = None,
+          timeout: float | None = None) -> list[Reach]:
+    """Run each test once on the code now installed, and say what each did (see :class:`Reach`).
+
+    With ``timeout`` (on the main thread, where ``SIGALRM`` can interrupt it) a test that runs longer
+    is stopped and fails with "did not finish in N s", located at the line it was running: the bug may
+    be a loop that never ends, and a heal must not hang before its search starts. A loop inside one C
+    call (a huge integer power) cannot be interrupted this way.
+    """
     found = []
     for nodeid in ids if ids is not None else suite.ids:
         with watching(code) as watch:
-            result = suite.run(nodeid)
+            result = _run_limited(suite, nodeid, timeout)
         found.append(Reach(nodeid, result, watch.calls, tuple(watch.started), watch.forked))
     return found
+
+
+def _run_limited(suite: Suite, nodeid: str, timeout: float | None) -> TestResult:
+    if timeout is None or threading.current_thread() is not threading.main_thread():
+        return suite.run(nodeid)
+
+    stopped: list[tuple[str, int]] = []
+
+    def overrun(signum: int, frame: types.FrameType | None) -> None:
+        if frame is not None:  # where the test was: the line of a loop that never ends, often
+            stopped.append((frame.f_code.co_filename, frame.f_lineno))
+        raise SandboxTimeout
+
+    previous = signal.signal(signal.SIGALRM, overrun)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        result = suite.run(nodeid)
+    except SandboxTimeout:
+        return TestResult(nodeid, False, f"{nodeid} did not finish in {timeout:g}s", stopped[0] if stopped else None)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if not result.passed and "SandboxTimeout" in result.reason:  # pytest's own protocol caught it
+        return dataclasses.replace(result, reason=f"{nodeid} did not finish in {timeout:g}s")
+    return result
 
 
 class SomeTests:

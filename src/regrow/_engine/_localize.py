@@ -157,7 +157,7 @@ def record(checks: Sequence[Check], worker: Worker, timeout: float = 1.0, deadli
         if status == "ok" and isinstance(value, Run):
             runs.append(value)
         else:  # killed: coverage lost, but it still counts as a failing check
-            reason = f"{check.name} timed out after {timeout:g}s" if status == "timeout" else str(value)
+            reason = f"{check.name} did not finish in {timeout:g}s" if status == "timeout" else str(value)
             runs.append(Run(check.name, False, frozenset(), timeout, [], timed_out=True, reason=reason))
     return Spectrum(runs)
 
@@ -190,7 +190,10 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     finally:
         live.__code__, live.__defaults__, live.__kwdefaults__ = saved
     duration = time.perf_counter() - started
-    reason = f"{check.name} timed out after {limit:g}s" if timed_out else _reason(failure)
+    # A check that catches every exception (a pytest test run directly does) turns the overrun into a
+    # failure of its own: it still did not finish.
+    timed_out = timed_out or (failure is not None and duration >= limit)
+    reason = f"{check.name} did not finish in {limit:g}s" if timed_out else _reason(failure)
     failing_line = _line_in(target, failure) if failure is not None else None
     return Run(check.name, failure is None and not timed_out, frozenset(tracer.lines), duration,
                seal_all(tracer.calls), timed_out, failing_line, reason)

@@ -243,10 +243,13 @@ class Engine:
         return lambda line: score(line + offset)
 
     def candidate_timeout(self, spectrum: Spectrum | None) -> float:
-        """A multiple of the original's runtime on the checks that finished, within floor and ceiling."""
-        finished = sorted(run.duration for run in spectrum.runs if not run.timed_out) if spectrum else []
+        """A multiple of the original's runtime on the checks that passed (those that finished, if none
+        passed), within floor and ceiling: a failing check that hangs must not set the limit."""
+        runs = (spectrum.passing or [run for run in spectrum.runs if not run.timed_out]) if spectrum else []
+        finished = sorted(run.duration for run in runs)
         # The median run times the count: the first run in a fresh worker is slow, and must not set the limit.
-        spent = finished[len(finished) // 2] * len(finished) if finished else 0.0
+        # Every check, the failing ones too, is expected to take about as long once it is fixed.
+        spent = finished[len(finished) // 2] * len(spectrum.runs) if finished and spectrum else 0.0
         return min(self.time_ceiling, max(self.time_floor, self.time_factor * spent))
 
     def _search(self, plan: Plan, request: Request, worker: Worker) -> list[Evidence]:
