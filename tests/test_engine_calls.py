@@ -13,7 +13,14 @@ import pytest
 
 from regrow._engine import Operator
 from regrow._engine._blocks import WrapCall
-from regrow._engine._calls import ArgumentAdded, AttributeAdded, KeywordFromModule, MemberSwap, MethodAdded
+from regrow._engine._calls import (
+    ArgumentAdded,
+    AttributeAdded,
+    KeywordFromModule,
+    LookupStyle,
+    MemberSwap,
+    MethodAdded,
+)
 from regrow._engine._core import OffByOne
 from regrow._engine._module import Module
 from regrow._engine._scope import Scope
@@ -133,11 +140,21 @@ def test_a_lost_piece_put_back(op: Operator, module: Module | None, before: str,
     assert head + after in made(op, head + before, module)
 
 
+@pytest.mark.parametrize(("before", "after"), [
+    ("    return s.get(n)\n", "    return s[n]\n"),
+    ("    return s[n] or s.get(0, n)\n", "    return s.get(n) or s.get(0, n)\n")])
+def test_a_lookup_that_raises_or_returns_none(before: str, after: str) -> None:
+    head = "def f(s, n):\n"
+    assert made(LookupStyle(), head + before) == [head + after]
+    assert made(LookupStyle(), head + "    return s[1:n], s.get(n, 0)\n") == []
+    assert made(LookupStyle(), head + "    return s[n]\n") == []  # no sign that ``s`` is a mapping
+
+
 def test_builtins_take_no_off_by_one_argument() -> None:
     assert made(OffByOne(), "def f(s, n):\n    if isinstance(s, n):\n        return 1\n") == []
 
 
 @pytest.mark.parametrize("op", [KeywordFromModule(), ArgumentAdded(), MemberSwap(), LostUse(), MethodAdded(),
-                                AttributeAdded(), Override(), NextElement()])
+                                AttributeAdded(), Override(), NextElement(), LookupStyle()])
 def test_nothing_without_a_site_of_its_kind(op: Operator) -> None:
     assert made(op, "def f(a, b):\n    return a + b\n") == []

@@ -152,6 +152,15 @@ def test_a_separator_for_a_separator() -> None:
     assert not [m for m in mutants(ConstantSwap(), fn('return a.encode("utf8")'), module) if '"?"' in m or "'?'" in m]
 
 
+def test_a_code_for_a_code_of_the_same_family() -> None:
+    # The codes are written once each, far below the module's common literals: alike, they are still tried.
+    module = Module(literals=["utf8", "ascii", "host", "label", "x", "y", "z", "bidi_rule_2", "hyphen_start_end"])
+    made = mutants(ConstantSwap(), fn('raise E(a, code="bidi_rule_5")'), module)
+    assert unparsed(fn('raise E(a, code="bidi_rule_2")')) in made
+    assert unparsed(fn('raise E(a, code="hyphen_start_end")')) in mutants(ConstantSwap(), fn(
+        'raise E(a, code="hyphen_3_4")'), module)
+
+
 def test_every_separator_of_the_module_is_a_literal() -> None:
     module = Module.of(Target.of(textwrap.dedent))
     assert [v for v in module.literals if isinstance(v, str) and len(v) == 1 and not v.isalnum()]

@@ -155,4 +155,23 @@ class AttributeAdded:
                 yield ast.Attribute(node, attr, ast.Load())
 
 
-CALLS: list[Operator] = [KeywordFromModule(), ArgumentAdded(), MemberSwap(), MethodAdded(), AttributeAdded()]
+class LookupStyle:
+    """``d.get(k)`` ↔ ``d[k]``: a lookup that should raise on a missing key written as one that returns
+    ``None``, or (in a function that looks up with ``.get`` elsewhere, so works on mappings) the other
+    way round."""
+
+    name, tier, prior = "lookup", 1, 5
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and \
+                len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+            yield ast.Subscript(node.func.value, node.args[0], ast.Load())
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and "get" in scope.attributes and \
+                isinstance(node.value, (ast.Name, ast.Attribute)) and \
+                not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+            yield ast.Call(ast.Attribute(node.value, "get", ast.Load()), [node.slice], [])
+
+
+CALLS: list[Operator] = [KeywordFromModule(), ArgumentAdded(), MemberSwap(), MethodAdded(), AttributeAdded(),
+                         LookupStyle()]

@@ -32,7 +32,7 @@ class Module:
     classes: list[str] = dataclasses.field(default_factory=list)  # defined in the module, in order
     exceptions: list[str] = dataclasses.field(default_factory=list)  # those classes that are exceptions
     constants: dict[str, Literal] = dataclasses.field(default_factory=dict)  # UPPER_CASE names bound to literals
-    # written in the module, the most frequent first, then every other separator (see is_separator)
+    # written in the module: the most frequent first, then every other string, separators (is_separator) first
     literals: list[Literal] = dataclasses.field(default_factory=list)
     attributes: list[str] = dataclasses.field(default_factory=list)  # ``x.name`` written in the module, most first
     members: list[str] = dataclasses.field(default_factory=list)  # data of the method's own class (``self.name``)
@@ -101,8 +101,8 @@ def _literals(tree: ast.Module | None) -> list[Literal]:
         if isinstance(value, (int, float, str)) and not isinstance(value, bool) and len(str(value)) <= 40:
             counts[type(value), value] += 1
     common = [value for (_, value), _ in counts.most_common()]
-    separators = [v for v in common if is_separator(v) and v not in common[:_MAX_LITERALS]]
-    return [*common[:_MAX_LITERALS], *separators]
+    rest = [v for v in common[_MAX_LITERALS:] if isinstance(v, str)]
+    return [*common[:_MAX_LITERALS], *(v for v in rest if is_separator(v)), *(v for v in rest if not is_separator(v))]
 
 
 def is_separator(value: object) -> bool:

@@ -16,6 +16,7 @@ from ._module import is_separator
 from ._scope import Scope, Site
 
 _MAX_DONORS = 6  # constants of the function and the module tried at one literal
+_MAX_ALIKE = 4  # strings of the module alike the one at a literal, tried besides
 _MAX_NAMES = 8  # module names tried at one name
 # Builtins of one kind, which one bug may write for another (callees are SiblingSwap's).
 _KINDS: Sequence[Sequence[str]] = (
@@ -98,8 +99,31 @@ def _donors(value: int | float | str, scope: Scope) -> Iterator[ast.expr]:
         same = [v for v in same if is_separator(v)]
     elif isinstance(value, str):
         same = [v for v in same if not is_separator(v)]  # nor ``"&"`` for ``"utf8"``
-    for other in list(dict.fromkeys(same))[:_MAX_DONORS]:
+    own = list(dict.fromkeys(same))[:_MAX_DONORS]
+    if isinstance(value, str) and not is_separator(value):
+        own += [v for v in _alike_strings(value, [v for v in same if isinstance(v, str)]) if v not in own][:_MAX_ALIKE]
+    for other in own:
         yield _literal(other)
+
+
+def _alike_strings(value: str, strings: Sequence[str]) -> list[str]:
+    """Strings of the module that read like ``value``, the most alike first: a code of the same family
+    (``"bidi_rule_5"`` → ``"bidi_rule_2"``, ``"hyphen_3_4"`` → ``"hyphen_start_end"``), which a bug writes
+    for its sibling. Alike: a common prefix or suffix of three characters or more, or the same shape
+    (runs of letters, digits and other characters) where ``value`` is a word of its own."""
+    def common(a: str, b: str) -> int:
+        return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+    def shape(text: str) -> str:
+        kinds = ["a" if c.islower() else "A" if c.isupper() else "9" if c.isdigit() else c for c in text]
+        return "".join(k for i, k in enumerate(kinds) if i == 0 or k != kinds[i - 1])
+
+    scored = []
+    for i, other in enumerate(dict.fromkeys(strings)):
+        near = max(common(value, other), common(value[::-1], other[::-1]))
+        if other != value and (near >= 3 or (len(value) > 1 and shape(other) == shape(value))):
+            scored.append((-(common(value, other) + common(value[::-1], other[::-1])), i, other))
+    return [other for _, _, other in sorted(scored)]
 
 
 def _scaled(value: int | float | str, site: Site) -> Iterator[ast.expr]:
