@@ -252,3 +252,18 @@ def test_a_unittest_report_is_told_by_its_failing_line_and_error() -> None:
     assert gist(report) == "self.assertEqual(wrapper(0), 0) / AssertionError: None != 0"
     assert gist("assert 4 == 2\n +  where 4 = levenshtein('flaw', 'lawn')") == (
         "assert 4 == 2 / +  where 4 = levenshtein('flaw', 'lawn')")
+
+
+def test_chain_mode_sends_a_small_model_the_prompts_model_only_mode_sends() -> None:
+    def echo(system: str, user: str, params: dict[str, Any]) -> str:
+        return fenced(original("median_c"))
+
+    prompts = []
+    for proposers in (lambda p: [p], lambda p: [regrow.Engine(), p]):
+        with OpenAIServer() as server:
+            server.add(*[greedy(echo)] * 3)
+            proposer = small(server)
+            regrow.repair(median_c, ([1, 2, 3, 10],), tests=[check_even, check_odd], proposers=proposers(proposer),
+                          install=False)
+            prompts.append([sent(request)[:2] for request in server.requests])
+    assert len(prompts[0]) == 3 and prompts[1] == prompts[0]  # the same calls: not one more

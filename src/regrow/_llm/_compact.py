@@ -4,7 +4,10 @@ A model of a few billion parameters reads a long prompt slowly on a CPU and answ
 copies the function back, or the placeholder of a format example. So the compact prompt keeps
 what a fix is derived from — the failing calls with their arguments, actual against expected
 values, the failing line, the top suspicious lines, the failing test's source (trimmed) — and
-leaves out the traceback, the locals, the list of checks and the other tests. The format example
+leaves out the traceback, the locals, the list of checks and the other tests — and the built-in
+engine's summary: a greedy model answers another prompt another way, so in chain mode it gets the
+prompt model-only mode sends (the same calls, not more), and a small model learns nothing it can
+use from "N small edits were tried". The engine's screened candidates still count as repeats. The format example
 is a concrete edit of code unrelated to the task, with nothing in it a model could copy into its
 reply as it stands. Everything past the function, the failure and the request is bounded by
 ``evidence_budget`` tokens (see :func:`._prompt.build_prompt`).
@@ -24,7 +27,7 @@ from ._strategy import Strategy
 EVIDENCE_BUDGET = 350  # tokens for everything but the system prompt, the function, the failure and the request
 
 # Each name advances that section to its next shorter variant; earlier entries are cheaper to lose.
-TRIM_ORDER = ("engine", "older", "tests", "suspicious", "seen", "latest", "older", "tests", "engine", "seen",
+TRIM_ORDER = ("older", "tests", "suspicious", "seen", "latest", "older", "tests", "seen",
               "arguments", "suspicious", "latest", "older", "latest", "tests")
 
 EXAMPLE = textwrap.dedent("""\
@@ -140,13 +143,6 @@ def tests(request: Request, evidence: Evidence | None) -> list[str]:
     block = block.split("\n", 1)[1] if block.startswith("### ") else block
     return [f"## The failing test\n{cap(block.rstrip(), 700)}" + ("\n```" if len(block) > 700 else ""),
             f"## The failing test\n{cap(block.rstrip(), 350)}" + ("\n```" if len(block) > 350 else ""), ""]
-
-
-def engine(request: Request) -> list[str]:
-    variants = sections.engine(request)
-    if not variants[0]:
-        return [""]
-    return [variants[-1], ""]  # "N small edits of the function; none passed."
 
 
 def ask(request: Request, strategy: Strategy, line: int | None) -> str:

@@ -138,7 +138,7 @@ def _compact_sections(request: Request, priors: Sequence[Prior], options: Prompt
     parts = {"function": [compact.function(request, strategy)], "failure": [compact.failure(request)],
              "seen": compact.seen(request, evidence),
              "suspicious": [""] if strategy.rewrite else compact.suspicious(request, evidence),
-             "tests": compact.tests(request, evidence), "engine": compact.engine(request)}
+             "tests": compact.tests(request, evidence)}
     if evidence is None or not evidence.failing:
         parts["arguments"] = _values("## Arguments of the failing call", request.failure.arguments, (160, 60))
     parts.update(_priors(priors))
