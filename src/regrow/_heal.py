@@ -27,7 +27,7 @@ from ._evaluate import in_evaluation
 from ._events import Event, EventHandler, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._generators import aresume, remake, resume
-from ._install import install_missing as install
+from ._install import installed
 from ._ledger import note as _note
 from ._ledger import refused_result
 from ._options import OnFailure, Options, SandboxMode, Test, default_sandbox, make_options
@@ -99,10 +99,8 @@ class Healing:
         with self._lock:
             if failing_code is not None and failing_code is not self.func.__code__:
                 return RETRY  # another thread installed a fix while this call was failing
-            if isinstance(exc, ModuleNotFoundError) and self.options.install_missing:
-                self.results.append(install(exc, self.func.__qualname__, self.options, self._tried))
-                if self.results[-1].ok:
-                    return RETRY
+            if installed(exc, self.func.__qualname__, self.options, self._tried, self.results):
+                return RETRY  # a missing module was installed (install_missing=)
             try:
                 failure = capture_exception(exc, self.func, args, kwargs)
             except Exception as capture_error:  # evidence capture must never hide the user's error

@@ -36,6 +36,16 @@ def in_venv() -> bool:
     return sys.prefix != sys.base_prefix
 
 
+def installed(exc: BaseException, qualname: str, options: Options, tried: set[str],
+              results: list[RepairResult]) -> bool:
+    """Whether the module missing for ``exc`` was installed now (so the call may run again); with
+    ``install_missing`` off, or another error, nothing happens. The outcome is appended to ``results``."""
+    if not options.install_missing or not isinstance(exc, ModuleNotFoundError):
+        return False
+    results.append(install_missing(exc, qualname, options, tried))
+    return results[-1].ok
+
+
 def install_missing(exc: ModuleNotFoundError, qualname: str, options: Options, tried: set[str],
                     timeout: float = INSTALL_TIMEOUT) -> RepairResult:
     """Install the allowlisted requirement of the module ``exc`` says is missing; ``ok`` when it can be
