@@ -41,6 +41,7 @@ class Request:
     # Whether anyone outside the session listens to ``events`` (the user's handlers): a model
     # proposer streams only then. ``None``: whoever made the request listens to the events it gave.
     listening: bool | None = None
+    jobs: int | None = None  # workers a proposer may judge candidates in at once (None: every core)
 
     @property
     def listened(self) -> bool:

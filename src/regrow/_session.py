@@ -35,6 +35,7 @@ class Budget:
     max_attempts: int = 3  # model calls a model proposer may make
     timeout: float = 60.0  # wall-clock seconds for the whole session
     candidate_timeout: float = 2.0  # wall-clock seconds for one candidate's checks
+    jobs: int | None = None  # workers judging candidates at once (None: every core)
 
 
 @dataclasses.dataclass
@@ -135,11 +136,12 @@ class Session:
     def _search(self, deadline: float) -> RepairResult:
         seen: set[str] = set()
         reason = "no proposer produced a candidate"
+        notes: list[str] = []
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, (*self.handlers, self._screen),
-                              self.screened_attempts, listening=bool(self.handlers))
+                              self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -163,6 +165,11 @@ class Session:
                 reason = f"proposer {proposer.name} failed: {proposals.error}"
             else:
                 reason = "every proposer ran out of candidates"
+                stopped = getattr(proposer, "stop_reason", "")
+                if isinstance(stopped, str) and stopped:
+                    notes.append(f"{proposer.name}: {stopped}")
+        if notes and reason == "every proposer ran out of candidates":  # which budget stopped it, if one did
+            reason += f" ({'; '.join(notes)})"
         judged = len(self.history) + self.screened
         if self.refused and len(self.refused) >= judged:  # what stopped them all, in one line
             reason = f"every candidate was refused by the sandbox: {self.refused[0]}"

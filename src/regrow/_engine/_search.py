@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import itertools
 import time
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from .._candidate import Candidate
@@ -26,6 +27,7 @@ from .._proposer import Request
 from .._target import Target, find_function
 from ._edits import EditSizes, Operator, Replacement
 from ._inputs import vary_job
+from ._judges import Judges, cores
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._module import Module
 from ._operators import OPERATORS
@@ -53,6 +55,8 @@ class Stats:
     search_seconds: float = 0.0  # time spent building and checking candidates
     candidate_timeout: float = 0.0
     forks: int = 0  # workers started: one, plus one per candidate that had to be killed
+    jobs: int = 1  # workers that judged candidates at once
+    stopped: str = ""  # why the search ended (see Engine.stop_reason)
 
     @property
     def per_second(self) -> float:
@@ -80,16 +84,26 @@ class Plan:
     edits: list[_Edit]
     spectrum: Spectrum | None
     stats: Stats
+    keys: dict[str, tuple[object, ...]] = dataclasses.field(default_factory=dict)  # what each candidate compiles to
 
-    def candidates(self, max_size: Callable[[], int | None] = lambda: None) -> Iterator[tuple[Candidate, _Edit]]:
-        """Distinct compiling candidates in search order; edits larger than ``max_size()`` are skipped."""
-        seen = {_code_key(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))}
+    @functools.cached_property
+    def original_key(self) -> tuple[object, ...]:
+        return _code_key(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))
+
+    def candidates(self, max_size: Callable[[], int | None] = lambda: None, after: _Edit | None = None,
+                   judged: Iterable[Candidate] = ()) -> Iterator[tuple[Candidate, _Edit]]:
+        """Distinct compiling candidates in search order; edits larger than ``max_size()`` are skipped.
+
+        ``after`` resumes the order after that edit, as if the candidates ``judged`` had come before.
+        """
+        seen = {self.original_key, *(self.keys[candidate.source] for candidate in judged)}
+        start = 0 if after is None else next(i for i, edit in enumerate(self.edits) if edit is after) + 1
         sizes = EditSizes()
-        for edit in self.edits:
+        for edit in self.edits[start:]:
             limit = max_size()
             if limit is not None and sizes(edit.site, edit.new) > limit:
                 continue
-            text = _materialise(self.source, self.function, edit, seen)
+            text = _materialise(self.source, self.function, edit, seen, self.keys)
             if text is None:
                 continue
             self.stats.candidates += 1
@@ -98,11 +112,11 @@ class Plan:
 
     def coupled(self) -> Iterator[tuple[Candidate, _Edit]]:
         """Distinct compiling candidates of two edits at separate sites (see :mod:`._pairs`)."""
-        seen = {_code_key(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))}
+        seen = {self.original_key}
         sizes = EditSizes()
         for first, second in pairs(self.edits):
             text = _compiled(splice_both(self.source, self.function, [(first.site, first.new),
-                                                                     (second.site, second.new)]), seen)
+                                                                     (second.site, second.new)]), seen, self.keys)
             if text is None:
                 continue
             self.stats.candidates += 1
@@ -113,17 +127,18 @@ class Plan:
 
 
 def _materialise(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, edit: _Edit,
-                 seen: set[tuple[object, ...]]) -> str | None:
+                 seen: set[tuple[object, ...]], keys: dict[str, tuple[object, ...]]) -> str | None:
     """The edited source, or ``None`` when it does not compile or compiles to a candidate already seen."""
     try:
         text = splice(source, function, edit.site, edit.new)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return _compiled(text, seen)
+    return _compiled(text, seen, keys)
 
 
-def _compiled(text: str | None, seen: set[tuple[object, ...]]) -> str | None:
-    """``text`` unless it does not compile or compiles to a candidate already seen."""
+def _compiled(text: str | None, seen: set[tuple[object, ...]], keys: dict[str, tuple[object, ...]]) -> str | None:
+    """``text`` unless it does not compile or compiles to a candidate already seen (``keys`` learns
+    what it compiles to)."""
     if text is None:
         return None
     try:
@@ -134,6 +149,7 @@ def _compiled(text: str | None, seen: set[tuple[object, ...]]) -> str | None:
     if key in seen:
         return None
     seen.add(key)
+    keys[text] = key
     return text
 
 
@@ -169,13 +185,22 @@ class Engine:
         time_factor: float = 20.0,
         time_ceiling: float = 5.0,
         localize_timeout: float = 1.0,
+        jobs: int | None = None,  # workers judging at once: the request's (the session's jobs=), else every core
     ) -> None:
         self.operators = list(operators if operators is not None else OPERATORS)
         self.validate, self.fork = validate, fork
         self.neighbourhood = neighbourhood
         self.time_floor, self.time_factor, self.time_ceiling = time_floor, time_factor, time_ceiling
         self.localize_timeout = localize_timeout
+        if jobs is not None and jobs < 1:
+            raise ValueError(f"jobs= is how many workers judge candidates at once: at least 1, not {jobs}")
+        self.jobs = jobs
         self.last_stats = Stats()
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the last search ended without more to offer: a budget (and which), or every candidate judged."""
+        return self.last_stats.stopped
 
     def propose(self, request: Request) -> Iterator[Candidate]:
         if not self.validate or not request.checks:
@@ -184,12 +209,14 @@ class Engine:
             for candidate, _ in plan.candidates():
                 yield candidate
             return
-        with self._worker(request) as worker:
+        jobs = self.jobs or request.jobs or cores()
+        with self._worker(request) as worker, Judges(worker, jobs) as judges:
             plan = self.plan(request, worker)
             self.last_stats = plan.stats
-            found = self._search(plan, request, worker)
+            plan.stats.jobs = len(judges.workers)
+            found = self._search(plan, request, judges)
             ranked = rank(found, plan.spectrum, worker)
-            plan.stats.forks = worker.forks
+            plan.stats.forks = judges.forks
         # The worker is gone before the first yield: a session that stops early leaves no child behind.
         for number, evidence in enumerate(ranked, start=1):
             yield dataclasses.replace(evidence.candidate, note=evidence.note(number, len(ranked)))
@@ -252,7 +279,9 @@ class Engine:
         spent = finished[len(finished) // 2] * len(spectrum.runs) if finished and spectrum else 0.0
         return min(self.time_ceiling, max(self.time_floor, self.time_factor * spent))
 
-    def _search(self, plan: Plan, request: Request, worker: Worker) -> list[Evidence]:
+    def _search(self, plan: Plan, request: Request, judges: Judges) -> list[Evidence]:
+        """Judge candidates in search order (several at once, read back in order) until a budget is spent,
+        the neighbourhood of the first plausible one is explored, or there are no more."""
         stats = plan.stats
         stats.candidate_timeout = timeout = self.candidate_timeout(plan.spectrum)
         started = time.monotonic()
@@ -260,24 +289,52 @@ class Engine:
         deadline = request.deadline - reserve
         budget = max(request.max_candidates - len(request.history), 0)
         found: list[Evidence] = []
+        judged: list[Candidate] = []
         since_first = 0  # counted, not timed, so that the same inputs give the same neighbourhood
-        singles = plan.candidates(lambda: found[0].candidate.edit_size if found else None)
-        for candidate, edit in itertools.chain(singles, _unless(found, plan.coupled)):
-            if stats.evaluated >= budget or time.monotonic() >= deadline or since_first > self.neighbourhood:
-                break
-            stats.evaluated += 1
-            verdict = judge(worker, plan.target, candidate.source, timeout)
-            if request.events:  # the front-end shows every candidate the engine judged
-                emit(request.events, Event("verdict", plan.target.qualname, request.attempt, candidate,
-                                           Verdict(verdict["ok"], verdict["check"], verdict["reason"])))
-            if found:  # a mutant that hangs costs its whole time limit: it uses up more of the neighbourhood
-                since_first += _TIMEOUT_WEIGHT if verdict["check"] == "sandbox" else 1
-            if not verdict["ok"]:
-                continue
-            found.append(Evidence(candidate, edit.op.tier, stats.evaluated))
-            stats.first = stats.first or stats.evaluated
+
+        def limit() -> int | None:
+            return found[0].candidate.edit_size if found else None
+
+        def search(after: _Edit | None = None) -> Iterator[tuple[Candidate, _Edit]]:
+            return itertools.chain(plan.candidates(limit, after, judged), _unless(found, plan.coupled))
+
+        verdicts = judges.verdicts(search(), lambda worker, item: judge(worker, plan.target, item[0].source, timeout))
+        stats.stopped = ""
+        try:
+            for (candidate, edit), verdict in verdicts:
+                if stats.evaluated >= budget:
+                    stats.stopped = (f"candidate budget of {request.max_candidates} spent "
+                                     "(raise max_candidates / --max-candidates)")
+                    break
+                if time.monotonic() >= deadline:
+                    stats.stopped = f"time budget spent after {stats.evaluated} candidates (raise timeout / --timeout)"
+                    break
+                if since_first > self.neighbourhood:
+                    stats.stopped = "neighbourhood of the first plausible candidate explored"
+                    break
+                stats.evaluated += 1
+                judged.append(candidate)
+                if request.events:  # the front-end shows every candidate the engine judged
+                    emit(request.events, Event("verdict", plan.target.qualname, request.attempt, candidate,
+                                               Verdict(verdict["ok"], verdict["check"], verdict["reason"])))
+                if found:  # a mutant that hangs costs its whole time limit: it uses up more of the neighbourhood
+                    since_first += _TIMEOUT_WEIGHT if verdict["check"] == "sandbox" else 1
+                if not verdict["ok"]:
+                    continue
+                found.append(Evidence(candidate, edit.op.tier, stats.evaluated))
+                if len(found) == 1:
+                    stats.first = stats.evaluated
+                    # What was handed out ahead was chosen without the size limit the first find sets:
+                    # go on from here as one worker would have.
+                    single = any(e is edit for e in plan.edits)
+                    verdicts.restart(search(edit) if single else ())
+        finally:
+            verdicts.close()
         stats.plausible = len(found)
         stats.search_seconds = time.monotonic() - started
+        if not stats.stopped:
+            stats.stopped = (f"search space exhausted: all {stats.evaluated} candidates judged" if found else
+                             f"search space exhausted: all {stats.evaluated} candidates failed")
         return found
 
 

@@ -62,6 +62,7 @@ _REPLY_LIMIT = 32 << 20  # bytes of one reply frame; a larger one (or replies th
 _REQUEST_LIMIT = 1 << 30  # requests come from the host
 _MESSAGE_LIMIT = 4000
 
+_FORKING = threading.Lock()
 _in_child = False  # set in a forked worker, where jobs run on the main thread and SIGALRM is ours
 
 
@@ -234,19 +235,27 @@ class Worker:
         reply_r, reply_w = os.pipe()
         ends = [request_r, reply_w]  # the child's own numbers for them, once it has moved them
         setup = _child_setup(plan, ends, guarded, regrow_locks())
-        # Frozen objects are left alone by the child's collector, which would otherwise touch (and so
-        # copy) every page of the parent's heap.
-        gc.freeze()
         pid = -1
-        arm(setup)  # the child guards itself in the at-fork handler, before any handler registered after regrow's
+        # One fork at a time in this process: the at-fork handler's setup, the frozen heap and the warnings
+        # filter are the process's, and workers judging at once (see ._judges) respawn from their threads.
+        # Released in the parent only: the child's copy is re-made in the at-fork handler (regrow's locks).
+        _FORKING.acquire()
         try:
-            with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the child
-                warnings.simplefilter("ignore", DeprecationWarning)  # only runs our jobs, then _exit
-                pid = os.fork()
+            # Frozen objects are left alone by the child's collector, which would otherwise touch (and so
+            # copy) every page of the parent's heap.
+            gc.freeze()
+            arm(setup)  # the child guards itself in the at-fork handler, before any handler registered after regrow's
+            try:
+                with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the child
+                    warnings.simplefilter("ignore", DeprecationWarning)  # only runs our jobs, then _exit
+                    pid = os.fork()
+            finally:
+                disarm()
+                if pid != 0:
+                    gc.unfreeze()
         finally:
-            disarm()
             if pid != 0:
-                gc.unfreeze()
+                _FORKING.release()
         if pid == 0:  # pragma: no cover - runs in the child, which never returns
             _serve(self.jobs, ends, setup)
         os.close(request_r)

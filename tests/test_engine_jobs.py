@@ -1,0 +1,125 @@
+"""Validation in several warm workers at once: the same search, the same patches, whatever the count."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from regrow._checks import TestCallable
+from regrow._engine import Engine
+from regrow._engine._judges import Judges
+from regrow._engine._worker import Worker
+from regrow._failure import check_failure
+from regrow._proposer import Request
+from regrow._session import Budget, Session
+from regrow._target import Target
+
+
+def weighted_mean(values: list[float], weights: list[float]) -> float:
+    total = 0.0
+    for value, weight in zip(values, weights, strict=True):
+        total += value * weight
+    return total / len(weights)  # the bug: should divide by sum(weights)
+
+
+def checks() -> list[TestCallable]:
+    def test_equal(fn: Callable[..., float]) -> None:
+        assert fn([2.0, 4.0], [1.0, 1.0]) == 3.0
+
+    def test_weighted(fn: Callable[..., float]) -> None:
+        assert fn([1.0, 3.0], [3.0, 1.0]) == 1.5
+
+    def test_one(fn: Callable[..., float]) -> None:
+        assert fn([5.0], [2.0]) == 5.0
+
+    return [TestCallable(test_equal), TestCallable(test_weighted), TestCallable(test_one)]
+
+
+def request(func: Callable[..., Any], seconds: float = 60.0, **fields: Any) -> Request:
+    target = Target.of(func)
+    return Request(target, check_failure("test", target.func, "failing"), [], checks(), 1,
+                   time.monotonic() + seconds, **fields)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="several workers need fork")
+def test_the_same_patches_in_the_same_order_whatever_the_number_of_workers() -> None:
+    runs = {}
+    for jobs in (1, 2, 3):
+        engine = Engine(jobs=jobs)
+        fixes = list(engine.propose(request(weighted_mean)))
+        stats = engine.last_stats
+        runs[jobs] = ([fix.source for fix in fixes], stats.evaluated, stats.first, stats.plausible)
+        assert stats.jobs == jobs
+    assert runs[1][0], "the engine found no fix"
+    assert "sum(weights)" in runs[1][0][0]
+    assert runs[2] == runs[1] and runs[3] == runs[1]
+
+
+def test_the_request_says_how_many_workers_unless_the_engine_does() -> None:
+    engine = Engine()
+    list(engine.propose(request(weighted_mean, jobs=1)))
+    assert engine.last_stats.jobs == 1
+    with pytest.raises(ValueError, match="at least 1"):
+        Engine(jobs=0)
+
+
+def slow_square(x: int) -> int:
+    time.sleep(0.05)
+    return x * x
+
+
+def test_verdicts_come_back_in_order_and_a_restart_drops_what_ran_ahead() -> None:
+    first = Worker({"square": slow_square})
+    with Judges(first, 3) as judges:
+        assert len(judges.workers) == 3
+        verdicts = judges.verdicts(range(10), lambda worker, n: worker.call("square", n, timeout=5)[1])
+        seen = []
+        for item, value in verdicts:
+            seen.append((item, value))
+            if item == 2:  # what was handed out after 2 is dropped unread; the search goes on from 100
+                verdicts.restart(iter([100, 101]))
+        assert seen == [(0, 0), (1, 1), (2, 4), (100, 10000), (101, 10201)]
+        # every worker's child still answers after the threads that forked some of them went idle
+        assert all(worker.call("square", 3, timeout=5) == ("ok", 9) for worker in judges.workers)
+
+
+def boom(x: int) -> int:
+    if x == 4:
+        os._exit(3)  # a candidate that kills its worker: that worker respawns, the others go on
+    return x
+
+
+def test_a_worker_killed_mid_search_is_replaced_and_the_order_kept() -> None:
+    with Judges(Worker({"boom": boom}), 2) as judges:
+        got = [(item, status) for item, (status, _) in
+               judges.verdicts(range(8), lambda worker, n: worker.call("boom", n, timeout=5))]
+    assert [item for item, _ in got] == list(range(8))
+    assert [status for _, status in got] == ["ok"] * 4 + ["crashed"] + ["ok"] * 3
+
+
+def test_a_spent_candidate_budget_is_reported_as_such_not_as_an_exhausted_search() -> None:
+    target = Target.of(weighted_mean)
+    session = Session(target, check_failure("test", target.func, "failing"), checks(), [Engine(jobs=1)],
+                      budget=Budget(max_candidates=3, timeout=60))
+    result = session.run(install=False)
+    assert not result.ok
+    assert "candidate budget of 3 spent" in result.reason and "max_candidates" in result.reason, result.reason
+
+
+def test_an_exhausted_search_says_so() -> None:
+    def never(fn: Callable[..., float]) -> None:
+        assert fn([1.0], [1.0]) == 42.0  # no single edit makes this true
+
+    target = Target.of(weighted_mean)
+    engine = Engine(jobs=1, operators=[op for op in Engine().operators if op.name == "binary-op"])
+    session = Session(target, check_failure("test", target.func, "failing"), [TestCallable(never)], [engine],
+                      budget=Budget(timeout=60))
+    result = session.run(install=False)
+    assert not result.ok
+    assert "search space exhausted: all" in result.reason and "candidates failed" in result.reason, result.reason
+    assert dataclasses.asdict(engine.last_stats)["stopped"].startswith("search space exhausted")
