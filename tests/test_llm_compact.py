@@ -267,3 +267,16 @@ def test_chain_mode_sends_a_small_model_the_prompts_model_only_mode_sends() -> N
                           install=False)
             prompts.append([sent(request)[:2] for request in server.requests])
     assert len(prompts[0]) == 3 and prompts[1] == prompts[0]  # the same calls: not one more
+
+
+def test_after_a_wrong_candidate_a_small_model_is_asked_another_way(server: OpenAIServer) -> None:
+    wrong = fenced(f"def median_a(values):\n{BODY}    return ordered[0]\n")
+    server.add(*[greedy(lambda system, user, params: wrong)] * 3)
+    proposer = small(server)
+    assert not repair(median_a, proposer).ok
+    assert (proposer.last_usage.calls, proposer.last_usage.repeats) == (3, 2)  # greedy: the same reply
+
+    users = [sent(request)[1] for request in server.requests]
+    assert "old body is wrong and left out" in users[1]  # the rung after a judged reply: a rewrite …
+    assert "## Focus: lines 4-6" in users[2]  # … then the other format, narrowed
+    assert "Your previous reply" not in users[1]  # a judged reply is shown with its reason, not scolded

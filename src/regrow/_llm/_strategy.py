@@ -16,7 +16,9 @@ prompt (:mod:`._compact`) and a ladder built for greedy decoding, where a new te
 nothing. Its two rungs alternate: a *rewrite* — the function asked for again from its signature,
 docstring and tests, the old body left out, so that there is nothing to copy — and the other
 format with the window around the suspected fault. A plain function gets the rewrite first; a
-method, whose body says what the class holds, the narrowed other format first.
+method, whose body says what the class holds, the narrowed other format first. Every reply
+climbs a rung here, a judged one too: a greedy model sends a wrong candidate again when the
+prompt only grew by it.
 """
 
 from __future__ import annotations
@@ -117,8 +119,12 @@ class Ladder:
         self.problem = problem
 
     def settle(self) -> None:
-        """After a reply that was judged: nothing to complain about in the next prompt."""
+        """After a reply that was judged: nothing to complain about in the next prompt. A small model
+        climbs all the same: greedy, it answers a prompt that only grew by its last candidate with that
+        candidate again."""
         self.problem = ""
+        if self.compact:
+            self.level += 1
 
     def current(self) -> Strategy:
         if self.compact:
