@@ -21,6 +21,11 @@ def configured(x: int) -> int:
     return x
 
 
+@regrow.heal(install_missing=True, allow_install={"yaml": "PyYAML==6.0.2"}, record=5)
+def loads(text: str) -> dict[str, Any]:
+    return {"text": text}
+
+
 async def _use() -> None:
     @regrow.heal(timeout=5.0)
     async def fetch(n: int) -> list[int]:
@@ -33,6 +38,7 @@ async def _use() -> None:
 if TYPE_CHECKING:
     assert_type(plain(1, "b"), float)
     assert_type(configured(3), int)
+    assert_type(loads("a: 1"), dict[str, Any])
     assert_type(regrow.repair(plain, args=(1,)), regrow.RepairResult)
     assert_type(regrow.state(plain), regrow.Healing)
     assert_type(regrow.state(plain).last_result, regrow.RepairResult | None)
