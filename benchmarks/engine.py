@@ -4,8 +4,9 @@
 
 Two runs in a scratch folder: one where the bug is a missing feature no single edit fixes (so the
 engine walks its whole search space: the throughput figure), and one single-token bug (time to a
-ranked fix). The engine validates in one forked worker, so the figure is per core (the host process
-and the worker take turns, they do not run at once).
+ranked fix). Then the exhaustive walk again with 1, 2 and N (every core) warm workers judging at
+once: candidates/s for each, the ratio against one worker measured in the same run, and whether
+the same patches came out (they must, whatever N).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from regrow._checks import PytestTests
 from regrow._engine import Engine
+from regrow._engine._judges import cores
 from regrow._failure import check_failure
 from regrow._proposer import Request
 from regrow._target import Target
@@ -54,17 +56,20 @@ def test_caps(): assert score(["Apple"], 2) == {caps}
 '''
 
 
-def run(folder: Path, module: str, program: str, caps: int) -> Engine:
+def run(folder: Path, module: str, program: str, caps: int, jobs: int = 1, quiet: bool = False) -> Engine:
     (folder / f"{module}.py").write_text(textwrap.dedent(program))
     (folder / f"test_{module}.py").write_text(TESTS.format(module=module, caps=caps))
     target = Target.from_ref(f"{folder / module}.py::score")
     tests = PytestTests([str(folder / f"test_{module}.py")], rootdir=folder)
     failure = check_failure("test", target.func, "benchmark")
-    engine = Engine()
+    engine = Engine(jobs=jobs)
     request = Request(target, failure, [], [tests], 1, time.monotonic() + 120, max_candidates=100_000)
     started = time.perf_counter()
     fixes = list(engine.propose(request))
+    engine.fixes = [fix.source for fix in fixes]  # type: ignore[attr-defined]
     stats = engine.last_stats
+    if quiet:
+        return engine
     print(f"  {module}: {stats.evaluated} candidates in {stats.search_seconds:.2f}s = {stats.per_second:.0f}/s "
           f"(localization {stats.localize_seconds * 1000:.0f} ms, {len(fixes)} plausible, "
           f"{time.perf_counter() - started:.2f}s in all)")
@@ -81,8 +86,20 @@ def main() -> int:
         # Capitalised vowels need .lower(): a missing feature, so the whole search space is walked.
         walk = run(folder, "exhaustive", PROGRAM, caps=12)
         run(folder, "single_token", PROGRAM.replace("size >= 5", "size > 5"), caps=10)
-    rate = walk.last_stats.per_second
-    print(f"throughput: {rate:.0f} candidates/s per core (target: 500)")
+        rate = walk.last_stats.per_second
+        print(f"throughput: {rate:.0f} candidates/s with one worker (target: 500)")
+        print("workers judging at once (the exhaustive walk; single-token bug for the patches):")
+        base, patches = 0.0, None
+        for jobs in sorted({1, 2, cores()}):
+            walked = run(folder, "exhaustive", PROGRAM, caps=12, jobs=jobs, quiet=True)
+            fixed = run(folder, "single_token", PROGRAM.replace("size >= 5", "size > 5"), caps=10, jobs=jobs,
+                        quiet=True)
+            per_second = walked.last_stats.per_second
+            base = base or per_second
+            same = patches is None or fixed.fixes == patches  # type: ignore[attr-defined]
+            patches = patches or fixed.fixes  # type: ignore[attr-defined]
+            print(f"  {jobs} worker(s): {per_second:.0f} candidates/s = {per_second / base:.2f}x one worker "
+                  f"({walked.last_stats.evaluated} candidates); same patches as one worker: {same}")
     return 0
 
 
