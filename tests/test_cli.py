@@ -148,3 +148,17 @@ def test_an_original_that_never_ends_is_stopped_localized_and_fixed(tmp_path):
     failed = [line for line in done.stdout.splitlines() if " FAIL " in line]
     # no candidate was given the ceiling of 5 s a hanging check used to set
     assert failed and not any("after 5s" in line for line in failed), failed[:3]
+
+
+def test_jobs_sets_the_workers_and_refuses_nonsense(project):
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--jobs", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "+        return high" in done.stdout
+    bad = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--jobs", "0")
+    assert bad.returncode == 2 and "--jobs takes a number of workers, at least 1" in bad.stderr
+
+
+def test_a_spent_budget_is_named_in_the_final_line(project):
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--max-candidates", "2")
+    assert done.returncode == 1
+    assert "candidate budget of 2 spent" in done.stdout, done.stdout

@@ -82,12 +82,12 @@ def prepare(args: argparse.Namespace, out: TextIO) -> Prepared:
     target = _target(args.target)
     print(f"regrow: healing {target.module}.{target.qualname} against {len(collected)} tests", file=out)
     suite = open_suite(tests.node_ids, tests.rootdir)
-    reach = probe(suite, target.original_code, collected)
+    reach = probe(suite, target.original_code, collected, timeout=args.candidate_timeout)
     moved = _imported_meanwhile(target, where, reach)
     if moved is not None:  # the tests imported the file themselves, under another name, while they ran
         target = moved
         print(f"regrow: the tests import it as {target.module}; healing {target.module}.{target.qualname}", file=out)
-        reach = probe(suite, target.original_code, collected)
+        reach = probe(suite, target.original_code, collected, timeout=args.candidate_timeout)
     name = f"{target.module}.{target.qualname}"
     for seen in reach:
         if seen.blind and (seen.started or not seen.result.passed):
@@ -113,6 +113,16 @@ def prepare(args: argparse.Namespace, out: TextIO) -> Prepared:
     return Prepared(target, reach, suite, failure, checks)
 
 
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--jobs takes a number of workers, at least 1, not {text!r}")
+    return value
+
+
 def _heal(args: argparse.Namespace, out: TextIO) -> int:
     prepared = prepare(args, out)
     return prepared.status if prepared.failure is None else run_heal(args, prepared, out)[0]
@@ -122,7 +132,8 @@ def run_heal(args: argparse.Namespace, prepared: Prepared, out: TextIO) -> tuple
     """Search for a fix of a prepared heal, prove it, and keep it as asked: the exit status and the result."""
     target, failure, reach, suite = prepared.target, prepared.failure, prepared.reach, prepared.suite
     assert failure is not None
-    budget = Budget(max_candidates=args.max_candidates, timeout=args.timeout, candidate_timeout=args.candidate_timeout)
+    budget = Budget(max_candidates=args.max_candidates, timeout=args.timeout, candidate_timeout=args.candidate_timeout,
+                    jobs=getattr(args, "jobs", None))
     printer = _Printer(out, args.quiet)
     store = Store(args.store) if args.store else None
     proposers = default_chain(args.model) if args.model else (Engine(),)
@@ -186,7 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--rootdir", default=None, help="pytest's rootdir (default: found by pytest)")
     heal.add_argument("--max-candidates", type=int, default=2000, help="candidates to try at most (2000)")
     heal.add_argument("--timeout", type=float, default=300.0, help="seconds for the whole repair (300)")
-    heal.add_argument("--candidate-timeout", type=float, default=10.0, help="seconds per candidate's tests (10)")
+    heal.add_argument("--candidate-timeout", type=float, default=10.0,
+                      help="seconds per candidate's tests, and per test on the original (10)")
+    heal.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                      help="workers judging candidates at once (default: every core)")
     heal.add_argument("--no-copy", action="store_true",
                       help="do not prove the tests that run the code in a subprocess against a scratch copy of the "
                            "tree with the fix written in")
