@@ -123,3 +123,27 @@ def test_an_exhausted_search_says_so() -> None:
     assert not result.ok
     assert "search space exhausted: all" in result.reason and "candidates failed" in result.reason, result.reason
     assert dataclasses.asdict(engine.last_stats)["stopped"].startswith("search space exhausted")
+
+
+def halve(n: int) -> int:
+    return n // 3  # the bug: should halve
+
+
+def test_heal_and_repair_take_jobs_and_refuse_nonsense() -> None:
+    import regrow
+
+    seen: list[int] = []
+
+    def listen(event: Any) -> None:
+        if event.type == "session_start":
+            seen.append(1)
+
+    def test_halves(fn: Callable[..., int]) -> None:
+        assert fn(8) == 4 and fn(2) == 1
+
+    result = regrow.repair(halve, (8,), tests=[test_halves], jobs=2, on_event=listen, install=False)
+    assert result.ok and "n // 2" in (result.fix.source if result.fix else ""), result.reason
+    assert seen
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="jobs= is how many workers"):
+            regrow.heal(jobs=bad)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ def configured(x: int) -> int:
     return x
 
 
-@regrow.heal(install_missing=True, allow_install={"yaml": "PyYAML==6.0.2"}, record=5)
+@regrow.heal(install_missing=True, allow_install={"yaml": "PyYAML==6.0.2"}, record=5, jobs=2)
 def loads(text: str) -> dict[str, Any]:
     return {"text": text}
 

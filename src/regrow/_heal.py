@@ -308,6 +308,7 @@ def heal(
     record: int = 0,
     write_back: WriteBackMode = "off",
     install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
+    jobs: int | None = None,
 ) -> Callable[[F], F]: ...
 def heal(
     func: Any = None,
@@ -329,6 +330,7 @@ def heal(
     record: int = 0,
     write_back: WriteBackMode = "off",
     install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
+    jobs: int | None = None,
 ) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
 
@@ -349,6 +351,8 @@ def heal(
       guarded child process with the live state), ``"inprocess"`` (fastest, time limit only),
       or a :class:`Sandbox` (``"pool"`` is refused: it cannot hold the live target). See ``docs/sandbox.md``.
     - ``max_candidates``, ``max_attempts``, ``timeout``, ``candidate_timeout``: the budget.
+    - ``jobs``: warm workers judging the engine's candidates at once (default: every core); the
+      patches found are the same whatever the number.
     - ``on_failure``: ``"raise"`` (default) or ``"return_none"`` when no fix is found.
     - ``on_event``: callbacks that receive each :class:`Event`.
     - ``cooldown``: seconds before a failure that could not be repaired is tried again.
@@ -369,7 +373,7 @@ def heal(
         verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
         max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure=on_failure,
         on_event=on_event, cooldown=cooldown, store=store, record=record, write_back=write_back,
-        install_missing=install_missing, allow_install=allow_install,
+        install_missing=install_missing, allow_install=allow_install, jobs=jobs,
     )
 
     def decorate(fn: Any) -> Any:

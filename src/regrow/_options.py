@@ -88,6 +88,7 @@ def make_options(
     write_back: WriteBackMode = "off",
     install_missing: bool = False,
     allow_install: Mapping[str, str] | None = None,
+    jobs: int | None = None,
 ) -> Options:
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
@@ -97,8 +98,10 @@ def make_options(
         if not callable(test):
             raise TypeError(f"tests= must hold callables that take the function; got {test!r}")
     handlers = () if on_event is None else (on_event,) if callable(on_event) else tuple(on_event)
+    if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
+        raise ValueError(f"jobs= is how many workers judge candidates at once: an int of at least 1, not {jobs!r}")
     budget = Budget(max_candidates=max_candidates, max_attempts=max_attempts, timeout=timeout,
-                    candidate_timeout=candidate_timeout)
+                    candidate_timeout=candidate_timeout, jobs=jobs)
     if store is not None and not isinstance(store, Store):
         store = Store(store)
     if isinstance(sandbox, PoolSandbox) or sandbox == "pool":  # type: ignore[comparison-overlap]

@@ -40,6 +40,7 @@ def repair(
     on_event: EventHandler | Sequence[EventHandler] | None = None,
     install: bool = True,
     store: str | Path | Store | None = None,
+    jobs: int | None = None,
 ) -> RepairResult:
     """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
 
@@ -47,12 +48,13 @@ def repair(
     returned, or not ``ok`` with the reason. With ``install`` (the default) a fix is installed
     into the live function. Coroutine functions are run with ``asyncio.run``. Every run before
     the last is on copies of the arguments, so the call you asked for happens once, on yours.
-    Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the README).
+    Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the README). ``jobs``: workers
+    judging the engine's candidates at once (default: every core).
     """
     options = make_options(
         verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
         max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure="raise",
-        on_event=on_event, cooldown=0.0, store=store,
+        on_event=on_event, cooldown=0.0, store=store, jobs=jobs,
     )
     raw = unwrap(func)
     args, kwargs = tuple(args), dict(kwargs or {})
