@@ -25,6 +25,7 @@ from regrow._engine._core import OffByOne
 from regrow._engine._module import Module
 from regrow._engine._scope import Scope
 from regrow._engine._splice import splice
+from regrow._engine._templates import AddTerm
 from regrow._engine._values import LostUse, NextElement, Override
 from regrow._target import Target
 
@@ -134,6 +135,7 @@ def test_enumerate_counts_from_one() -> None:
     (OffByOne(), None, "    return emit(s, position=n)\n", "    return emit(s, position=n + 1)\n"),
     (OffByOne(), None, "    return emit(s[0], s[-1])\n", "    return emit(s[0], s[-1] + 1)\n"),
     (OffByOne(), None, "    return s & (1 << n)\n", "    return s & (1 << n) - 1\n"),
+    (AddTerm(), None, "    return Bits(s << n, s.size)\n", "    return Bits(s << n, s.size + n)\n"),
 ])
 def test_a_lost_piece_put_back(op: Operator, module: Module | None, before: str, after: str) -> None:
     head = "def f(s, n=None):\n"

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import ast
-import builtins
 import copy
 from collections.abc import Iterator, Sequence
 
-from ._edits import Operator, Replacement, in_condition, is_value, load, plus, with_fields
+from ._edits import Operator, Replacement, in_condition, is_passed_count, is_value, load, plus, with_fields
 from ._scope import Scope, Site
 
 _CMP_SWAPS: dict[type[ast.cmpop], Sequence[type[ast.cmpop]]] = {
@@ -279,27 +278,9 @@ class OffByOne:
         parent = site.parent
         is_range_arg = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                         and parent.func.id == "range" and site.field == "args")
-        if is_range_arg or isinstance(parent, ast.Slice) or is_value(site) or _counted_argument(site):
+        if is_range_arg or isinstance(parent, ast.Slice) or is_value(site) or is_passed_count(site):
             yield plus(node, 1)
             yield plus(node, -1)
-
-
-def _counted_argument(site: Site) -> bool:
-    """A position or a count passed on: an argument of a call of the user's own function, positional or by
-    keyword (``position=pos``, ``_encode_range(first, last)``), or the mask of a bitwise ``&`` (``r & ((1 <<
-    32) - 1)``). Builtins take their counts where ``range``, slices and subscripts do, offered already."""
-    node, parent = site.node, site.parent
-    if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
-        return False
-    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.BitAnd):
-        return True
-    if isinstance(parent, ast.keyword):
-        return parent.arg is not None
-    return (isinstance(parent, ast.Call) and site.field == "args" and isinstance(parent.func, ast.Name)
-            and parent.func.id not in _BUILTINS)
-
-
-_BUILTINS = frozenset(dir(builtins))
 
 
 class UnwrapCall:

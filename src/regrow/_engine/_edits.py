@@ -10,6 +10,7 @@ orders families (1 core mutations, 2 fix templates, 3 expression copy, 4 stateme
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import dataclasses
 from collections import Counter
@@ -113,6 +114,24 @@ def is_value(site: Site) -> bool:
         or isinstance(parent, ast.Compare)
         or (isinstance(parent, ast.Subscript) and field == "slice" and not isinstance(site.node, ast.Slice))
     )
+
+
+def is_passed_count(site: Site) -> bool:
+    """A position or a count passed on: an argument of a call of the user's own function, positional or by
+    keyword (``position=pos``, ``_encode_range(first, last)``), or the mask of a bitwise ``&`` (``r & ((1 <<
+    32) - 1)``). Builtins take their counts where ``range``, slices and subscripts do, offered already."""
+    node, parent = site.node, site.parent
+    if not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp)):
+        return False
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.BitAnd):
+        return True
+    if isinstance(parent, ast.keyword):
+        return parent.arg is not None
+    return (isinstance(parent, ast.Call) and site.field == "args" and isinstance(parent.func, ast.Name)
+            and parent.func.id not in _BUILTINS)
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 def _label(node: ast.AST) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 
-from ._edits import Operator, Replacement, call, in_condition, is_value, load, names_in
+from ._edits import Operator, Replacement, call, in_condition, is_passed_count, is_value, load, names_in
 from ._scope import Scope, Site
 
 _RETURN_LITERALS: Sequence[str | int | float | None] = (None, 0, 1, -1, True, False, "", 0.0)
@@ -109,14 +109,16 @@ def _slice(node: ast.expr, lower: ast.expr | None, upper: ast.expr | None, step:
 
 
 class AddTerm:
-    """``e`` → ``e + v``, ``e - v`` for a variable ``v`` in scope."""
+    """``e`` → ``e + v``, ``e - v`` for a variable ``v`` in scope, where ``e`` is a value stored, returned or
+    compared, or a count passed on to the user's own code (``Bits(v << n, self.len + n)``)."""
 
     name, tier, prior = "add-term", 2, 2
 
     def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
         node = site.node
         numeric = isinstance(node, ast.Constant) and type(node.value) in (int, float)
-        if not isinstance(node, ast.expr) or not is_value(site) or not (numeric or _arithmetic(node)):
+        if not isinstance(node, ast.expr) or not (is_value(site) or is_passed_count(site)) or \
+                not (numeric or _arithmetic(node)):
             return
         for var in _related(node, scope):
             if var not in names_in(node):
