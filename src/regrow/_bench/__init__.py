@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from .._engine._judges import cores
 from .._errors import RegrowError
 from ._judge import DEFAULT_MIN_CALLS
 from ._manifest import load
@@ -33,6 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--proposer", choices=("engine", "llm", "chain"), default="engine",
                         help="who proposes fixes: the built-in engine, an LLM, or the engine then an LLM (engine)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="tasks run at once (CPU count)")
+    parser.add_argument("--workers", type=_at_least_one, default=None, metavar="N",
+                        help="warm workers judging one task's candidates at once (default: the cores left per task)")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds one task may take before it is killed (60)")
     parser.add_argument("--model", default=None,
@@ -61,10 +64,12 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
     print(f"regrow bench: {suite.name}, {len(tasks)} tasks, {args.jobs} at a time, proposer {args.proposer}", file=out)
     with _progress(out, len(tasks)) as on_result:
         results = run_tasks(tasks, proposer=args.proposer, model=args.model, jobs=args.jobs, timeout=args.timeout,
+                            workers=args.workers or max(1, cores() // max(args.jobs, 1)),
                             max_candidates=args.max_candidates, seed=args.seed, on_result=on_result)
     summary = summarise(results)
     summary["wall_seconds"] = round(time.monotonic() - started, 3)
     options = {"proposer": args.proposer, "model": args.model, "jobs": args.jobs, "timeout": args.timeout,
+               "workers": args.workers or max(1, cores() // max(args.jobs, 1)),
                "seed": args.seed, "max_candidates": args.max_candidates, "min_calls": args.min_calls}
     json_path, html_path = write(Path(args.out), suite.name, options, results, summary)
     print(table(results, summary), file=out)

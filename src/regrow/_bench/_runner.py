@@ -27,13 +27,13 @@ Progress = Callable[[dict[str, Any]], None]
 
 
 def run_tasks(tasks: list[Task], *, proposer: str, model: str | None, jobs: int, timeout: float,
-              max_candidates: int, seed: int, on_result: Progress) -> list[dict[str, Any]]:
+              max_candidates: int, seed: int, on_result: Progress, workers: int = 1) -> list[dict[str, Any]]:
     """Every task's result, in the order given; ``on_result`` hears of each as it ends."""
     with tempfile.TemporaryDirectory(prefix="regrow-bench-") as scratch, \
             ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
         def one(task: Task) -> dict[str, Any]:
             result = run_in_process(task, Path(scratch), proposer=proposer, model=model, timeout=timeout,
-                                    max_candidates=max_candidates, seed=seed)
+                                    max_candidates=max_candidates, seed=seed, workers=workers)
             on_result(result)
             return result
 
@@ -41,10 +41,10 @@ def run_tasks(tasks: list[Task], *, proposer: str, model: str | None, jobs: int,
 
 
 def run_in_process(task: Task, scratch: Path, *, proposer: str, model: str | None, timeout: float, max_candidates: int,
-                   seed: int) -> dict[str, Any]:
+                   seed: int, workers: int = 1) -> dict[str, Any]:
     spec_path, result_path = scratch / f"{task.name}.spec.json", scratch / f"{task.name}.result.json"
     spec = {"task": task.as_dict(), "proposer": proposer, "model": model, "timeout": timeout,
-            "max_candidates": max_candidates}
+            "max_candidates": max_candidates, "workers": workers}
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     started = time.monotonic()
     base = {"name": task.name, "family": task.family, "fixable": task.fixable, "bug": task.bug}

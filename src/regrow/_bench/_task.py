@@ -55,13 +55,13 @@ class Stop(Exception):
 
 
 def run_task(task: Task, proposer: str = "engine", model: str | None = None, timeout: float = 60.0,
-             max_candidates: int = 5000) -> dict[str, Any]:
+             max_candidates: int = 5000, workers: int = 1) -> dict[str, Any]:
     """Run one task in this process (which it changes: cwd, ``sys.path``, imported modules)."""
     started = time.monotonic()
     result: dict[str, Any] = {"name": task.name, "family": task.family, "fixable": task.fixable, "bug": task.bug,
                               "status": "error", "reason": ""}
     try:
-        result.update(_run(task, proposer, model, started + timeout, max_candidates))
+        result.update(_run(task, proposer, model, started + timeout, max_candidates, workers))
     except Stop as stop:
         result.update(status=stop.status, reason=str(stop))
     except Exception as exc:
@@ -70,7 +70,8 @@ def run_task(task: Task, proposer: str = "engine", model: str | None = None, tim
     return result
 
 
-def _run(task: Task, proposer: str, model: str | None, end: float, max_candidates: int) -> dict[str, Any]:
+def _run(task: Task, proposer: str, model: str | None, end: float, max_candidates: int,
+         workers: int = 1) -> dict[str, Any]:
     """The task's result; the repair may take 85% of the time until ``end``, the judgement the rest."""
     deadline = end - 0.15 * (end - time.monotonic())
     os.chdir(task.root)
@@ -84,7 +85,7 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
         baseline = _baseline(split_checks([tests]), worker)
         if reference is not None:
             _check_reference(worker, len(baseline.runs))
-        result = _repair(target, tests, baseline, _proposers(proposer, model), deadline, max_candidates)
+        result = _repair(target, tests, baseline, _proposers(proposer, model), deadline, max_candidates, workers)
         if result["status"] == "fixed" and reference is not None:
             low, high = _JUDGE_SECONDS
             budget = min(max(end - time.monotonic(), low), high)
@@ -118,11 +119,11 @@ def _worker(target: Target, tests: PytestTests, reference: tuple[str, types.Func
 
 
 def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: list[Proposer], deadline: float,
-            max_candidates: int) -> dict[str, Any]:
+            max_candidates: int, workers: int = 1) -> dict[str, Any]:
     failing = baseline.failing[0]
     failure = check_failure("test", target.func, failing.reason, lineno=failing.failing_line)
     budget = Budget(max_candidates=max_candidates, timeout=max(deadline - time.monotonic(), 1.0),
-                    candidate_timeout=max(2.0, 20 * baseline.passing_time()))
+                    candidate_timeout=max(2.0, 20 * baseline.passing_time()), jobs=workers)
     outcome = Session(target, failure, [tests], proposers, budget=budget).run(install=False)
     stats = next((p.last_stats.as_dict() for p in proposers if isinstance(p, Engine)), {})
     result: dict[str, Any] = {"engine": stats, "candidates": stats.get("evaluated", 0) or outcome.candidates,
@@ -258,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Tests and candidates may print; keep this process's stdout for nothing but errors of the harness.
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
         result = run_task(Task.from_dict(spec["task"]), spec["proposer"], spec.get("model"), spec["timeout"],
-                          spec["max_candidates"])
+                          spec["max_candidates"], spec.get("workers", 1))
     with open(result_path, "w", encoding="utf-8") as file:
         json.dump(result, file, indent=1, default=str)
     return 0
