@@ -67,7 +67,18 @@ def test_each_task_ends_with_its_own_status(run: tuple[dict[str, Any], str, Path
         "coin_flip": "flaky",
         "weak_prime": "wrong",  # the tests let a wrong fix through; the reference does not
         "unbox": "unjudged",  # one call, on an argument with no variations: nothing to judge on
+        "shared_state": "correct",  # order-dependent tests, judged each candidate in a fresh process
     }
+
+
+def test_a_test_that_reads_state_another_changed_is_not_called_flaky(run: tuple[dict[str, Any], str, Path]) -> None:
+    data, _, _ = run
+    shared = task(data, "shared_state")
+    assert shared["status"] == "correct", shared
+    assert shared["order"] == ("checks/check_shared_state.py::test_starts_empty reads state that "
+                               "checks/check_shared_state.py::test_register changed"), shared["order"]
+    # a test that fails on every other run even alone in a fresh process stays flaky
+    assert task(data, "coin_flip")["status"] == "flaky"
 
 
 def test_a_fix_is_judged_against_the_reference(run: tuple[dict[str, Any], str, Path]) -> None:
@@ -108,10 +119,10 @@ def test_one_call_on_an_opaque_argument_leaves_the_fix_unjudged(run: tuple[dict[
 def test_summary_table_and_html_report(run: tuple[dict[str, Any], str, Path]) -> None:
     data, printed, out = run
     summary = data["summary"]
-    assert (summary["fixable"], summary["fixed"], summary["wrong_claims"]) == (4, 3, 0)
-    assert (summary["correct"], summary["wrong"], summary["unjudged"], summary["checked"]) == (1, 1, 1, 3)
-    assert "with_tax" in printed and "fixed 3/4 fixable tasks" in printed
-    assert "correct 1, wrong 1, unjudged 1 of 3" in printed
+    assert (summary["fixable"], summary["fixed"], summary["wrong_claims"]) == (5, 4, 0)
+    assert (summary["correct"], summary["wrong"], summary["unjudged"], summary["checked"]) == (2, 1, 1, 4)
+    assert "with_tax" in printed and "fixed 4/5 fixable tasks" in printed
+    assert "correct 2, wrong 1, unjudged 1 of 4" in printed
     page = (out / "report.html").read_text()
     assert "<svg" in page and "<script" not in page and "with_tax" in page
     assert "unjudged <b>1</b>" in page and "fewer than the" in page

@@ -39,6 +39,7 @@ from .._target import Target
 from .._unwrap import unwrap
 from ._judge import DEFAULT_MIN_CALLS, jobs, judge
 from ._manifest import Task
+from ._order import Order, order_dependence
 
 _BASELINE_RUNS = 3  # runs of the tests on the buggy version: a test that changes its mind is flaky
 _TEST_TIMEOUT = 2.0  # seconds one test may take on the buggy version or the reference
@@ -82,10 +83,14 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
     target = _load_target(task.target)
     reference = _load_reference(target, task.reference) if task.reference else None
     with _worker(target, tests, reference) as worker:
-        baseline = _baseline(split_checks([tests]), worker)
+        baseline, order = _baseline(split_checks([tests]), worker)
         if reference is not None:
             _check_reference(worker, len(baseline.runs))
-        result = _repair(target, tests, baseline, _proposers(proposer, model), deadline, max_candidates, workers)
+        # Tests that read state others left: every candidate is judged in a fresh child.
+        proposers = _proposers(proposer, model, fresh=order is not None)
+        result = _repair(target, tests, baseline, proposers, deadline, max_candidates, workers)
+        if order is not None:
+            result["order"] = order.describe()
         if result["status"] == "fixed" and reference is not None:
             low, high = _JUDGE_SECONDS
             budget = min(max(end - time.monotonic(), low), high)
@@ -162,17 +167,20 @@ def _load_tests(task: Task) -> PytestTests:
     return tests
 
 
-def _baseline(checks: list[Check], worker: Worker) -> Spectrum:
-    """The tests' verdicts on the buggy version, run several times; the first run's evidence."""
+def _baseline(checks: list[Check], worker: Worker) -> tuple[Spectrum, Order | None]:
+    """The tests' verdicts on the buggy version, run several times; the first run's evidence, and what
+    re-runs in fresh processes showed of tests that changed their verdict (see :mod:`._order`)."""
     runs = [record(checks, worker, _TEST_TIMEOUT) for _ in range(_BASELINE_RUNS)]
     verdicts = [{run.check: run.passed for run in spectrum.runs} for spectrum in runs]
     changed = sorted(name for name in verdicts[0] if len({v.get(name) for v in verdicts}) > 1)
-    if changed:
-        raise Stop("flaky", f"{len(changed)} test(s) changed verdict between identical runs: {', '.join(changed)}")
-    first = runs[0]
+    order = order_dependence(checks, worker, changed, _TEST_TIMEOUT) if changed else None
+    if order is not None and order.flaky:
+        raise Stop("flaky", f"{len(order.flaky)} test(s) changed verdict between identical runs, also alone in a "
+                            f"fresh process: {', '.join(order.flaky)}")
+    first = runs[0]  # the first round ran in a fresh child, in the suite's order: as pytest runs it
     if not first.failing:
         raise Stop("nothing-to-fix", f"all {len(first.runs)} tests pass on the buggy version")
-    return first
+    return first, order
 
 
 def _load_reference(target: Target, reference: str) -> tuple[str, types.FunctionType]:
@@ -235,11 +243,11 @@ def _confidence(note: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _proposers(name: str, model: str | None) -> list[Proposer]:
+def _proposers(name: str, model: str | None, fresh: bool = False) -> list[Proposer]:
     if name == "engine":
-        return [Engine()]
+        return [Engine(fresh=fresh)]
     llm = llm_proposer(model or "")
-    return [llm] if name == "llm" else [Engine(), llm]
+    return [llm] if name == "llm" else [Engine(fresh=fresh), llm]
 
 
 def llm_proposer(model: str) -> Proposer:

@@ -44,7 +44,8 @@ class Judges:
     def __init__(self, first: Worker, count: int) -> None:
         count = max(1, count) if first.forking else 1
         self.first = first
-        self.workers = [first, *(Worker(first.jobs, fork=True, trusted=first.trusted) for _ in range(count - 1))]
+        self.workers = [first, *(Worker(first.jobs, fork=True, trusted=first.trusted, fresh=first.fresh)
+                                 for _ in range(count - 1))]
         # The threads live as long as the workers: a child dies with the thread that forked it (its
         # parent-death signal), and a worker may respawn its child on any of them.
         self._pool = (concurrent.futures.ThreadPoolExecutor(count, thread_name_prefix="regrow-judge")

@@ -186,6 +186,7 @@ class Engine:
         time_ceiling: float = 5.0,
         localize_timeout: float = 1.0,
         jobs: int | None = None,  # workers judging at once: the request's (the session's jobs=), else every core
+        fresh: bool = False,  # judge each candidate in a fresh child (for tests that depend on their order)
     ) -> None:
         self.operators = list(operators if operators is not None else OPERATORS)
         self.validate, self.fork = validate, fork
@@ -195,6 +196,7 @@ class Engine:
         if jobs is not None and jobs < 1:
             raise ValueError(f"jobs= is how many workers judge candidates at once: at least 1, not {jobs}")
         self.jobs = jobs
+        self.fresh = fresh
         self.last_stats = Stats()
 
     @property
@@ -234,7 +236,7 @@ class Engine:
             "judge": lambda source, limit: _judge(target, source, checks, limit),
             "vary": vary_job,
             "behaviour": behaviour_job(target),
-        }, fork=self.fork, trusted={"trace"})
+        }, fork=self.fork, trusted={"trace"}, fresh=self.fresh)
 
     def plan(self, request: Request, worker: Worker | None = None) -> Plan:
         """Localize the fault (given a worker to run the checks in) and rank every edit of the target."""

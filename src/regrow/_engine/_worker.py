@@ -138,9 +138,10 @@ class Worker:
     """
 
     def __init__(self, jobs: Mapping[str, Callable[..., Any]], fork: bool | None = None,
-                 trusted: Collection[str] = ()) -> None:
+                 trusted: Collection[str] = (), fresh: bool = False) -> None:
         self.jobs = dict(jobs)
         self.trusted = frozenset(trusted)
+        self.fresh = fresh  # a child per call: no call sees the state an earlier one left (order-dependent tests)
         self.forking = hasattr(os, "fork") if fork is None else fork
         self.forks = 0  # children started, for reports
         self._child: _Child | None = None
@@ -173,7 +174,16 @@ class Worker:
                     return "error", _unfit(job, exc)
                 return _accept(job, outcome.value, read)
             request = encode({"job": job, "args": list(args)}, _REQUEST_LIMIT, checked=False)
-            return self._call_child(job, request, timeout, read)
+            try:
+                return self._call_child(job, request, timeout, read)
+            finally:
+                if self.fresh:
+                    self._kill()
+
+    def renew(self) -> None:
+        """End the child: the next call runs in a fresh one, forked from this process as it is now."""
+        with self._lock:
+            self._kill()
 
     def _call_child(self, job: str, request: bytes, timeout: float,
                     read: Callable[[Any], Any] | None) -> tuple[str, Any]:

@@ -1,0 +1,2 @@
+def scaled(values, factor):
+    return [value * factor for value in values]
