@@ -182,3 +182,35 @@ def test_session_with_the_engine_heals_against_pytest_tests(project: Path) -> No
     assert result.ok and result.fix is not None
     assert "return price * (100 - percent) / 100" in result.fix.source
     assert result.candidates == 1  # the engine validated; the session proved its best candidate once
+
+
+def test_the_engine_judges_failing_tests_first_then_the_fastest(project: Path) -> None:
+    (project / "check_pricing.py").write_text(textwrap.dedent("""
+        import time
+        from pricing import discount
+
+        def test_slow_but_passing():
+            time.sleep(0.05)  # an exponential original's expensive test, say
+            assert discount(0, 10) == 0
+
+        def test_fast_passing():
+            assert discount(0, 0) == 0
+
+        def test_failing():
+            assert discount(100, 10) == 90
+    """))
+    target = Target.from_ref("pricing.py::discount")
+    tests = PytestTests(["check_pricing.py"], rootdir=project)
+    ids = tests.collect()
+    failure = check_failure("test", target.func, "test_failing failed")
+    fixes = list(Engine(jobs=1).propose(Request(target, failure, [], [tests], 1, time.monotonic() + 60)))
+    assert fixes and "100 - percent" in fixes[0].source
+    # the order every candidate was judged in: the failing test, then the fast one, the slow one last
+    assert tests._order == [ids[2], ids[1], ids[0]]
+
+
+def test_prefer_puts_unknown_tests_last_in_their_order(project: Path) -> None:
+    tests = PytestTests(["check_pricing.py"], rootdir=project)
+    ids = tests.collect()
+    tests.prefer({ids[3]: -1.0, ids[1]: 0.5})
+    assert tests._order == [ids[3], ids[1], ids[0], ids[2]]

@@ -304,6 +304,12 @@ class PytestTests:
         suite = self._suite()
         return [SingleTest(suite, nodeid) for nodeid in suite.ids]
 
+    def prefer(self, cost: Mapping[str, float]) -> None:
+        """Run the tests cheapest first by ``cost`` (node id to a cost; unknown ones last, in their order):
+        a candidate stops at its first failing test, so failing and fast tests first save the slow ones."""
+        ids = self._order if self._order is not None else self._suite().ids
+        self._order = sorted(ids, key=lambda nodeid: cost.get(nodeid, float("inf")))
+
     def __call__(self, fn: Callable[..., Any]) -> None:
         suite = self._suite()
         if self._order is None:

@@ -18,9 +18,11 @@ import collections
 import concurrent.futures
 import os
 import queue
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Generic, TypeVar
 
+from .._checks import Check
+from ._localize import Spectrum
 from ._worker import Worker
 
 T = TypeVar("T")
@@ -35,6 +37,19 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         return os.cpu_count() or 1
+
+
+def cheapest_first(checks: Sequence[Check], spectrum: Spectrum | None) -> None:
+    """Order each test suite's tests for judging: those that failed on the original first (a candidate
+    that is no fix fails there, at once), then the passing ones fastest first — a slow test (an
+    exponential original) runs only for candidates that got past every cheaper one."""
+    if spectrum is None:
+        return
+    cost = {run.check: (-1.0 if not run.passed else run.duration) for run in spectrum.runs}
+    for check in checks:
+        prefer = getattr(check, "prefer", None)
+        if callable(prefer):
+            prefer(cost)
 
 
 class Judges:

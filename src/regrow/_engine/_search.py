@@ -27,7 +27,7 @@ from .._proposer import Request
 from .._target import Target, find_function
 from ._edits import EditSizes, Operator, Replacement
 from ._inputs import vary_job
-from ._judges import Judges, cores
+from ._judges import Judges, cheapest_first, cores
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._module import Module
 from ._operators import OPERATORS
@@ -216,6 +216,7 @@ class Engine:
             plan = self.plan(request, worker)
             self.last_stats = plan.stats
             plan.stats.jobs = len(judges.workers)
+            cheapest_first(request.checks, plan.spectrum)  # before the judging children fork
             found = self._search(plan, request, judges)
             ranked = rank(found, plan.spectrum, worker)
             plan.stats.forks = judges.forks
