@@ -8,15 +8,18 @@ PYTEST_DONT_REWRITE: regrow is a pytest plugin too, and is often imported before
 """
 
 from ._candidate import Candidate
+from ._capture import capture
 from ._chain import default_chain
 from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable, Verdict
 from ._config import disable, enable, is_enabled
+from ._disclosure import EvidencePolicy, Redaction, Sections, configure_evidence, evidence_policy
 from ._engine import Engine
 from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, EventType
 from ._failure import Failure
 from ._heal import Healing, heal, state
 from ._ledger import ledger_of
+from ._logbuffer import disable_log_capture, enable_log_capture
 from ._proposer import Attempt, Proposer, Request
 from ._repair import repair
 from ._request import HealingRequested, request_healing
@@ -37,6 +40,7 @@ __all__ = [
     "CheckFailed",
     "Engine",
     "Event",
+    "EvidencePolicy",
     "EventHandler",
     "EventType",
     "Failure",
@@ -49,10 +53,12 @@ __all__ = [
     "ProposerError",
     "PytestTests",
     "RegrowError",
+    "Redaction",
     "RepairResult",
     "Replay",
     "Request",
     "Sandbox",
+    "Sections",
     "Session",
     "Store",
     "Target",
@@ -62,9 +68,14 @@ __all__ = [
     "Verdict",
     "VerificationError",
     "__version__",
+    "capture",
+    "configure_evidence",
     "default_chain",
     "disable",
+    "disable_log_capture",
     "enable",
+    "enable_log_capture",
+    "evidence_policy",
     "heal",
     "is_enabled",
     "ledger_of",

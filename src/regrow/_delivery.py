@@ -23,6 +23,7 @@ from ._errors import RegrowError
 from ._git import Git, GitError
 from ._github import GitHub, Unprocessable
 from ._redact import redact_text
+from ._report import evidence_text
 from ._writeback import plan, write_back, written_text
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def record_of(target: Target, result: RepairResult, checks: Sequence[Any] = (), 
         file_sha256_before=prov.sha256(before) if files else "", file_sha256_after=prov.sha256(after) if files else "",
         definition_sha256_before=prov.sha256(target.source),
         definition_sha256_after=prov.sha256(written_text(target, fix.source)) if fix is not None else "",
+        evidence=evidence_text(failure, "issue") if failure is not None and not result.ok else "",
     )
 
 
@@ -244,7 +246,8 @@ def issue_body(record: Record, detail: Detail) -> str:
     if detail == "reference":
         return head + "\nThe evidence stays in the ledger; this issue only refers to it.\n"
     text = redact_text(f"{record.failure}\n{record.reason}\n\n{record.ledger}")
-    return head + f"\n### Ledger (redacted)\n\n```text\n{text}\n```\n"
+    evidence = f"\n### Evidence (redacted)\n\n```text\n{redact_text(record.evidence)}\n```\n" if record.evidence else ""
+    return head + f"\n### Ledger (redacted)\n\n```text\n{text}\n```\n" + evidence
 
 
 def escalate(record: Record, github: GitHub, detail: Detail = "reference", comment: bool = True) -> Delivered:

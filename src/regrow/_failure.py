@@ -3,76 +3,36 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import inspect
 import linecache
 import re
-import reprlib
 import traceback
 import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from ._redact import redact_text, redact_value
+from . import _gather as gather
+from ._disclosure import Destination, evidence_policy
+from ._logbuffer import failure_logs
+from ._redact import redact_text
+from ._render import Budget, render
 from ._request import HealingRequested
-from ._sandbox import InProcessSandbox, Limits
 from ._wrapper import WRAPPER_FILE
 
 FailureKind = Literal["exception", "verify", "test", "requested"]  # requested: request_healing()
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
-_REPR_LIMIT = 400
-
-
-class _Repr(reprlib.Repr):
-    def __init__(self) -> None:
-        super().__init__()
-        self.maxstring = 160
-        self.maxother = 160
-        self.maxlist = self.maxtuple = self.maxset = self.maxdict = 12
-        self.maxlevel = 4
-
-    def repr_instance(self, obj: Any, level: int) -> str:
-        name = type(obj).__name__
-        if isinstance(type(obj).__repr__, types.FunctionType):
-            # A __repr__ written in Python may be slow or hang: give it a bounded time of its own.
-            outcome = _repr_sandbox().call(repr, obj, limits=Limits(timeout=_REPR_SECONDS))
-            if outcome.status == "timeout":
-                return f"<{name} (repr timed out)>"
-            if not outcome.ok or not isinstance(outcome.value, str):
-                kind = outcome.error.type if outcome.error else outcome.status
-                return f"<{name} (repr raised {kind})>"
-            text = outcome.value
-        else:
-            try:
-                text = repr(obj)
-            except Exception as exc:  # a repr that raises must not take the capture down
-                return f"<{name} (repr raised {type(exc).__name__})>"
-        return text if len(text) <= self.maxother else text[: self.maxother - 3] + "..."
-
-
-_repr = _Repr()
-_REPR_SECONDS = 0.25
-
-
-@functools.cache
-def _repr_sandbox() -> InProcessSandbox:
-    return InProcessSandbox()
 
 
 def safe_repr(value: Any) -> str:
-    """A bounded ``repr`` that never raises."""
-    try:
-        text = _repr.repr(value)
-    except Exception as exc:
-        text = f"<{type(value).__name__} (repr raised {type(exc).__name__})>"
-    return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 3] + "..."
+    """A bounded rendering of ``value`` that never raises and never runs a ``repr`` unguarded."""
+    return render(value)
 
 
-def _evidence(values: Mapping[str, Any]) -> dict[str, str]:
-    return {name: redact_value(name, safe_repr(value)) for name, value in values.items() if not name.startswith("__")}
+def _evidence(values: Mapping[str, Any], budget: Budget | None = None) -> dict[str, str]:
+    return gather.values(values, budget or Budget(), limit=gather.LOCALS)
 
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -103,6 +63,12 @@ class Failure:
     locals: Mapping[str, str] = dataclasses.field(default_factory=dict)
     reason: str = ""
     details: Mapping[str, str] = dataclasses.field(default_factory=dict)  # request_healing(details=), redacted
+    attributes: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the exception's own attributes
+    causes: tuple[str, ...] = ()  # the chained exceptions below it, one line each
+    frames: tuple[str, ...] = ()  # the frames between the function and the raise (EvidencePolicy.frames)
+    environment: Mapping[str, str] = dataclasses.field(default_factory=dict)  # EvidencePolicy.env_allowlist
+    logs: tuple[str, ...] | None = None  # the failing call's log records; None: log capture is off
+    withheld: frozenset[str] = frozenset()  # sections the destination this copy is for does not receive
     args: tuple[Any, ...] = dataclasses.field(default=(), repr=False, compare=False)
     kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
@@ -111,6 +77,27 @@ class Failure:
         """Names this failure for the cache, dedup and delivery: stable across runs and inputs."""
         key = "|".join((self.kind, self.exc_type, self.qualname, self.line.strip(), normalise_message(self.message)))
         return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+    def disclosed(self, destination: Destination) -> Failure:
+        """This failure as ``destination`` may see it: the sections the evidence policy withholds from
+        it are emptied and named in ``withheld`` (absent, which is not the same as empty)."""
+        withheld = evidence_policy().sections(destination).withheld()
+        if not withheld:
+            return self
+        cleared: dict[str, Any] = {}
+        if "arguments" in withheld:
+            cleared.update(arguments={}, details={})
+        if "locals" in withheld:
+            cleared.update(locals={}, frames=())
+        if "environment" in withheld:
+            cleared["environment"] = {}
+        if "logs" in withheld:
+            cleared["logs"] = ()
+        if "traceback" in withheld:
+            cleared.update(traceback="", causes=(), attributes={})
+        if "source" in withheld:
+            cleared.update(line="", traceback=_without_source(cleared.get("traceback", self.traceback)))
+        return dataclasses.replace(self, withheld=self.withheld | withheld, **cleared)
 
     def summary(self) -> str:
         """One line: what failed and why."""
@@ -131,18 +118,23 @@ def capture_exception(
     not regrow's); the traceback keeps only frames outside regrow.
     """
     kwargs = dict(kwargs or {})
+    policy = evidence_policy()
+    budget = gather.budget_of(policy)
     frames = [(frame, lineno) for frame, lineno in traceback.walk_tb(exc.__traceback__)]
-    own = [(f, n) for f, n in frames if _runs(f.f_code, func)]
+    own = [i for i, (f, _) in enumerate(frames) if _runs(f.f_code, func)]
     lineno, line, local_values = None, "", {}
+    between: tuple[str, ...] = ()
+    hidden = (_PACKAGE_DIR, WRAPPER_FILE)
     if own:
-        frame, lineno = own[-1]
+        frame, lineno = frames[own[-1]]
         local_values = dict(frame.f_locals)
         line = redact_text(_line_of(frame.f_code.co_filename, lineno, frame.f_globals))
-    user = traceback.StackSummary.extract(
-        (f, n) for f, n in frames if not f.f_code.co_filename.startswith((_PACKAGE_DIR, WRAPPER_FILE))
-    )
+        if policy.frames:
+            between = gather.frames_between(frames, own[-1], budget, hidden)
+    user = traceback.StackSummary.extract((f, n) for f, n in frames if not f.f_code.co_filename.startswith(hidden))
     text = "".join([*user.format(), *traceback.format_exception_only(type(exc), exc)])
     requested = exc if isinstance(exc, HealingRequested) else None
+    logs = failure_logs()
     return Failure(
         kind="requested" if requested is not None else "exception",
         qualname=func.__qualname__,
@@ -151,10 +143,15 @@ def capture_exception(
         traceback=redact_text(text),
         lineno=lineno,
         line=line,
-        arguments=_evidence(bind_arguments(func, args, kwargs)),
-        locals=_evidence(local_values),
+        arguments=_evidence(bind_arguments(func, args, kwargs), budget),
+        locals=_evidence(local_values, budget),
         reason=redact_text(requested.reason) if requested is not None else "",
-        details=_evidence(requested.details) if requested is not None else {},
+        details=_evidence(requested.details, budget) if requested is not None else {},
+        attributes=gather.attributes(exc, budget),
+        causes=gather.causes(exc, budget),
+        frames=between,
+        environment=gather.environment(policy),
+        logs=tuple(logs) if logs is not None else None,
         args=args,
         kwargs=kwargs,
     )
@@ -196,6 +193,11 @@ def bind_arguments(func: types.FunctionType, args: tuple[Any, ...], kwargs: Mapp
     except (TypeError, ValueError):
         return {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
     return dict(bound.arguments)
+
+
+def _without_source(text: str) -> str:
+    """A formatted traceback without its source lines (the ``File …`` lines and the error stay)."""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("    "))
 
 
 def _runs(code: types.CodeType, func: types.FunctionType) -> bool:

@@ -30,6 +30,7 @@ from ._generators import aresume, remake, resume
 from ._install import installed
 from ._ledger import note as _note
 from ._ledger import refused_result
+from ._logbuffer import pin_scope
 from ._options import OnFailure, Options, SandboxMode, Test, default_sandbox, make_options
 from ._policy import prepare
 from ._proposer import Proposer
@@ -158,6 +159,7 @@ class Healing:
                         snapshot: Snapshot | None = None) -> object:
         import asyncio  # only async targets get here, and their caller has asyncio loaded already
 
+        pin_scope()  # the failure's log records are this task's, not the worker thread's
         return await asyncio.to_thread(self.on_error, exc, args, kwargs, snapshot)
 
     async def aon_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -86,6 +86,7 @@ class Record:
     definition_sha256_after: str = ""
     patch_name: str = ""
     patch_sha256: str = ""
+    evidence: str = ""  # the failure's evidence as the evidence policy lets an issue have it (redacted)
     created: str = dataclasses.field(
         default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
 

@@ -62,6 +62,26 @@ _SECRET_PREFIX = re.compile(
 )
 
 
+# The user's own rules (regrow.Redaction, set with regrow.configure_evidence): more names, more value shapes.
+_extra_names: tuple[re.Pattern[str], ...] = ()
+_extra_values: tuple[re.Pattern[str], ...] = ()
+
+
+def extend(names: tuple[re.Pattern[str], ...], values: tuple[re.Pattern[str], ...]) -> None:
+    """Make every redaction from now on also mask these names and these value shapes."""
+    global _extra_names, _extra_values
+    _extra_names, _extra_values = names, values
+
+
+def mask_values(text: str) -> str:
+    """Credentials by shape (``sk-…``, ``AKIA…``, private keys, the user's patterns), whatever they are called."""
+    for pattern in _VALUE_PATTERNS:
+        text = pattern.sub(_mask_match, text)
+    for extra in _extra_values:
+        text = extra.sub(MASK, text)
+    return text
+
+
 def words(name: str) -> list[str]:
     """``X-Api-Key`` → ``["x", "api", "key"]``; ``authToken`` → ``["auth", "token"]``."""
     return [w.lower() for w in _WORD.findall(name)]
@@ -69,6 +89,8 @@ def words(name: str) -> list[str]:
 
 def is_secret_name(name: str) -> bool:
     """Whether a variable, key or header called ``name`` holds a secret."""
+    if _extra_names and any(pattern.search(name) for pattern in _extra_names):
+        return True
     parts = words(name)
     if {"token", "tokens"} & set(parts) and _COUNT_WORDS & set(parts):
         return False
@@ -83,8 +105,7 @@ def is_secret_name(name: str) -> bool:
 
 def redact_text(text: str) -> str:
     """``text`` with credential-shaped values and ``secret_name=value`` pairs masked."""
-    for pattern in _VALUE_PATTERNS:
-        text = pattern.sub(_mask_match, text)
+    text = mask_values(text)
 
     def assignment(match: re.Match[str]) -> str:
         masked = match.string.startswith(MASK, match.start("value"))  # a value pattern masked it already

@@ -33,7 +33,7 @@ from .._engine._worker import Overrun, Worker, time_limit
 from .._evaluate import evaluating
 from .._failure import bind_arguments, safe_repr
 from .._proposer import Request
-from .._redact import _VALUE_PATTERNS, MASK, _mask_match, is_secret_name, redact_text
+from .._redact import MASK, is_secret_name, mask_values, redact_text
 from .._target import Target
 from .._wrapper import WRAPPER_FILE
 
@@ -122,10 +122,8 @@ again = redacted  # what a worker sent, redacted once more
 
 
 def mask_shapes(text: str) -> str:
-    """Credentials by shape (``sk-…``, ``AKIA…``, private keys), whatever they are called."""
-    for pattern in _VALUE_PATTERNS:
-        text = pattern.sub(_mask_match, text)
-    return text
+    """Credentials by shape (``sk-…``, ``AKIA…``, private keys, the user's patterns), whatever they are called."""
+    return mask_values(text)
 
 
 def bounded(text: str, limit: int) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from .._proposer import Attempt, Request
 from . import _compact as compact
 from . import _sections as sections
+from ._disclosed import disclosed, evidence_sections
 from ._evidence import Evidence, mask_shapes
 from ._sections import ENGINE, cap, shown, unstopped
 from ._strategy import Strategy
@@ -92,6 +93,7 @@ def priors_from(history: Sequence[Attempt], refused: Sequence[tuple[int, Prior]]
 def build_prompt(request: Request, priors: Sequence[Prior], options: PromptOptions,
                  evidence: Evidence | None = None, strategy: Strategy | None = None) -> Prompt:
     """The system and user prompts for the next model call, trimmed to ``options.token_budget``."""
+    request = disclosed(request)  # the evidence policy's share for a provider
     strategy = strategy or Strategy("whole")
     order: tuple[str, ...]
     if strategy.compact:
@@ -193,6 +195,7 @@ def _sections(request: Request, priors: Sequence[Prior], options: PromptOptions,
     parts["arguments"] = _values("## Arguments of the failing call", failure.arguments, (400, 80))
     own_locals = {k: v for k, v in failure.locals.items() if k not in failure.arguments}
     parts["locals"] = _values("## Locals of the failing frame", own_locals, (400, 60))
+    parts.update(evidence_sections(failure))
     parts["tests"] = sections.tests(request, evidence)
     parts["checks"] = [sections.checks(request)]
     parts["engine"] = sections.engine(request)
