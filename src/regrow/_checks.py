@@ -305,8 +305,8 @@ class PytestTests:
         return [SingleTest(suite, nodeid) for nodeid in suite.ids]
 
     def prefer(self, cost: Mapping[str, float]) -> None:
-        """Run the tests cheapest first by ``cost`` (node id to a cost; unknown ones last, in their order):
-        a candidate stops at its first failing test, so failing and fast tests first save the slow ones."""
+        """Run the tests by ``cost``, lowest first (node id to a cost; equal costs and unknown ones, last,
+        keep their order): a candidate stops at its first failing test, so likely failures first save the rest."""
         ids = self._order if self._order is not None else self._suite().ids
         self._order = sorted(ids, key=lambda nodeid: cost.get(nodeid, float("inf")))
 

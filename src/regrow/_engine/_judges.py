@@ -41,11 +41,12 @@ def cores() -> int:
 
 def cheapest_first(checks: Sequence[Check], spectrum: Spectrum | None) -> None:
     """Order each test suite's tests for judging: those that failed on the original first (a candidate
-    that is no fix fails there, at once), then the passing ones fastest first — a slow test (an
-    exponential original) runs only for candidates that got past every cheaper one."""
+    that is no fix fails there, at once, before the slow passing tests of an exponential original run),
+    the passing ones after them in the suite's own order. Passing tests are not sorted by speed: a
+    suite whose tests read state earlier ones left passes only in its own order."""
     if spectrum is None:
         return
-    cost = {run.check: (-1.0 if not run.passed else run.duration) for run in spectrum.runs}
+    cost = {run.check: (-1.0 if not run.passed else 0.0) for run in spectrum.runs}
     for check in checks:
         prefer = getattr(check, "prefer", None)
         if callable(prefer):
