@@ -54,3 +54,11 @@ def _requests(total: int) -> int:
 if TYPE_CHECKING:
     assert_type(regrow.HealingRequested("why").reason, str)
     assert_type(regrow.HealingRequested("why", {"n": 1}).details, dict[str, Any])
+
+
+if TYPE_CHECKING:
+    assert_type(regrow.capture("label"), Path | None)
+    assert_type(regrow.configure_evidence(regrow.EvidencePolicy(provider=regrow.Sections(locals=False))),
+                regrow.EvidencePolicy)
+    assert_type(regrow.enable_log_capture(size=10, level="INFO"), None)
+    assert_type(regrow.evidence_policy().redaction, regrow.Redaction)
