@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import gc
 import os
 import select
@@ -48,19 +47,16 @@ import warnings
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, NoReturn
 
-from .._pytest_runner import use_temp_root
 from .._sandbox import InProcessSandbox, Limits, _guard
-from .._sandbox._afterfork import arm, armed_setup_ran, disarm, fresh_process, regrow_locks
+from .._sandbox._afterfork import arm, armed_setup_ran, disarm, regrow_locks
 from .._sandbox._base import clean
 from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
-from .._sandbox._child import close_all_but, follow_cwd
 from .._sandbox._fork import describe_exit, kill_group, wait
+from ._serve import MESSAGE_LIMIT, REPLY_LIMIT, answer, child_setup, unfit
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
 _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per call; no CPU limit (it adds up)
-_REPLY_LIMIT = 32 << 20  # bytes of one reply frame; a larger one (or replies that decode to more) kills the child
 _REQUEST_LIMIT = 1 << 30  # requests come from the host
-_MESSAGE_LIMIT = 4000
 
 _FORKING = threading.Lock()
 _in_child = False  # set in a forked worker, where jobs run on the main thread and SIGALRM is ours
@@ -96,7 +92,7 @@ class _Child:
     reply: int  # fd the host reads replies from
     scratch: str
     guarded: bool = False  # for untrusted jobs: the seccomp filter and the audit hook were in place from the start
-    reader: FrameReader = dataclasses.field(default_factory=lambda: FrameReader(_REPLY_LIMIT))
+    reader: FrameReader = dataclasses.field(default_factory=lambda: FrameReader(REPLY_LIMIT))
     results: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # answers in the current call
     refusals: list[Any] = dataclasses.field(default_factory=list)  # what the audit hook reported in it
     open: bool = True  # the reply pipe has not ended
@@ -171,7 +167,7 @@ class Worker:
                 try:
                     check_plain(outcome.value)
                 except ChannelError as exc:
-                    return "error", _unfit(job, exc)
+                    return "error", unfit(job, exc)
                 return _accept(job, outcome.value, read)
             request = encode({"job": job, "args": list(args)}, _REQUEST_LIMIT, checked=False)
             try:
@@ -217,7 +213,7 @@ class Worker:
         if refused:
             return "refused", refused
         if status == "error":
-            return "error", clean(answer["reason"], _MESSAGE_LIMIT)
+            return "error", clean(answer["reason"], MESSAGE_LIMIT)
         outcome = _accept(job, answer["value"], read)
         if outcome[0] == "crashed":
             self._kill()
@@ -244,7 +240,7 @@ class Worker:
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         ends = [request_r, reply_w]  # the child's own numbers for them, once it has moved them
-        setup = _child_setup(plan, ends, guarded, regrow_locks())
+        setup = child_setup(plan, ends, guarded, regrow_locks())
         pid = -1
         # One fork at a time in this process: the at-fork handler's setup, the frozen heap and the warnings
         # filter are the process's, and workers judging at once (see ._judges) respawn from their threads.
@@ -316,43 +312,16 @@ def _accept(job: str, value: Any, read: Callable[[Any], Any] | None) -> tuple[st
         return "crashed", f"malformed reply to {job!r}: {exc}"
 
 
-def _unfit(job: str, exc: ChannelError) -> str:
-    return f"the {job!r} job's result cannot cross to the host: {exc}"
-
-
 def _refusals(reported: list[Any]) -> str:
     """What the audit hook refused during the call, as one line ("" if nothing)."""
     if not reported:
         return ""
     reasons = [reason for reason in reported if type(reason) is str] or ["(no reason given)"]
     more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
-    return f"refused {clean(reasons[0], _MESSAGE_LIMIT)}{more}"
+    return f"refused {clean(reasons[0], MESSAGE_LIMIT)}{more}"
 
 
 # -- in the child -----------------------------------------------------------------------------
-
-
-def _child_setup(plan: _guard.Plan, ends: list[int], guarded: bool,
-                 locks: tuple[Any, ...]) -> Callable[[], None]:  # pragma: no cover - runs in the child
-    """What a worker child does first, in the at-fork handler: its own fds and session, nothing another
-    thread held, the guard (with the seccomp filter and the audit hook, for a ``guarded`` child). A
-    guard that fails to apply ends the child (the host sees its reply pipe close)."""
-
-    def guard_child() -> None:
-        try:
-            ends[0], ends[1], own = _own_fds(ends[0], ends[1], plan)
-            fresh_process(locks)
-            follow_cwd(own.scratch)
-            _guard.confine(own)
-            if own.netns_fd is not None:
-                os.close(own.netns_fd)
-            use_temp_root(own.scratch)
-            if guarded:
-                _guard.watch(own, ends[1])  # last: nothing after it may use ctypes
-        except BaseException:
-            os._exit(1)
-
-    return guard_child
 
 
 def _serve(jobs: Mapping[str, Callable[..., Any]], ends: list[int],
@@ -370,43 +339,8 @@ def _serve(jobs: Mapping[str, Callable[..., Any]], ends: list[int],
         while data := os.read(request, 1 << 16):
             for body in reader.feed(data):
                 message = decode(body)
-                write_frame(reply, _answer(jobs, message["job"], message["args"]))
+                write_frame(reply, answer(jobs, message["job"], message["args"]))
     except BaseException:
         code = 1
     finally:
         os._exit(code)
-
-
-def _own_fds(request: int, reply: int, plan: _guard.Plan) -> tuple[int, int, _guard.Plan]:  # pragma: no cover
-    """stdin/stdout/stderr on /dev/null and every other inherited fd closed: an fd on the host's
-    database, log or socket would let a candidate write to it with no open for the guard to see."""
-    os.setsid()  # no terminal (Ctrl-C is for the host, which then closes the worker) and one group to kill
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (request, reply)]  # out of the way of 0-2
-    netns = fcntl.fcntl(plan.netns_fd, fcntl.F_DUPFD, 10) if plan.netns_fd is not None else None
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    close_all_but({0, 1, 2, *high} | ({netns} if netns is not None else set()))
-    return high[0], high[1], dataclasses.replace(plan, netns_fd=netns)
-
-
-def _answer(jobs: Mapping[str, Callable[..., Any]], job: str, args: list[Any]) -> bytes:  # pragma: no cover
-    try:
-        value = jobs[job](*args)
-    except BaseException as exc:  # the job's failure is an answer, not the end of the worker
-        return _error_frame(f"{type(exc).__name__}: {_text(exc)}")
-    try:
-        return encode({"kind": "result", "status": "ok", "value": value}, _REPLY_LIMIT)
-    except ChannelError as exc:
-        return _error_frame(_unfit(job, exc))
-
-
-def _error_frame(reason: str) -> bytes:  # pragma: no cover - runs in the child
-    return encode({"kind": "result", "status": "error", "reason": reason[:_MESSAGE_LIMIT]}, _REPLY_LIMIT)
-
-
-def _text(exc: BaseException) -> str:  # pragma: no cover - runs in the child
-    try:
-        return str(exc)
-    except BaseException:  # a hostile __str__
-        return f"<unprintable {type(exc).__name__}>"
