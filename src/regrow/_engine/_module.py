@@ -106,9 +106,9 @@ def _literals(tree: ast.Module | None) -> list[Literal]:
 
 
 def is_separator(value: object) -> bool:
-    """A one-character string of punctuation: ``&``, ``;``, ``?``, ``-``: the literals that stand between
+    """A short string of punctuation: ``&``, ``;``, ``?``, ``-``, ``//``: the literals that stand between
     parts of a text, and that a bug writes for each other."""
-    return isinstance(value, str) and len(value) == 1 and not value.isalnum() and not value.isspace()
+    return isinstance(value, str) and 0 < len(value) <= 3 and not any(c.isalnum() or c.isspace() for c in value)
 
 
 def _usage(tree: ast.Module | None) -> tuple[list[str], dict[str, list[ast.keyword]], list[str]]:
