@@ -12,12 +12,13 @@ from ._capture import capture
 from ._chain import default_chain
 from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable, Verdict
 from ._config import disable, enable, is_enabled
+from ._decorator import heal, state
 from ._disclosure import EvidencePolicy, Redaction, Sections, configure_evidence, evidence_policy
 from ._engine import Engine
 from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, EventType
 from ._failure import Failure
-from ._heal import Healing, heal, state
+from ._heal import Healing
 from ._ledger import ledger_of
 from ._logbuffer import disable_log_capture, enable_log_capture
 from ._proposer import Attempt, Proposer, Request

@@ -1,47 +1,41 @@
-"""The front-ends: the ``@heal`` decorator and ``repair()`` for one call.
+"""A healed function's state (:class:`Healing`): what a failure, a rejected result or a failed test does.
 
-They only assemble the parts (target, failure, checks, proposers, sandbox, session); no repair
-logic lives here beyond deciding *whether* a failure starts a session.
+The decorator that makes it is :mod:`._decorator`. Only the parts are assembled here (target,
+failure, checks, proposers, sandbox, session); no repair logic lives here beyond deciding *whether*
+a failure starts a session.
 """
 
 from __future__ import annotations
 
 import collections
 import copy
-import functools
-import inspect
 import logging
 import threading
 import time
 import traceback
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from ._config import SWITCHES
 from ._delivery import Keeper, WriteBackMode
 from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._evaluate import in_evaluation
-from ._events import Event, EventHandler, emit
+from ._events import Event, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._generators import aresume, remake, resume
 from ._install import installed
 from ._ledger import note as _note
 from ._ledger import refused_result
 from ._logbuffer import pin_scope
-from ._options import OnFailure, Options, SandboxMode, Test, default_sandbox, make_options
+from ._options import Options, default_sandbox
 from ._policy import prepare
-from ._proposer import Proposer
-from ._sandbox import Sandbox
 from ._session import RepairResult, Session
 from ._snapshot import Snapshot, put_back, take_snapshot
-from ._source import snapshot
-from ._store import Store
 from ._target import Target
-from ._unwrap import refusal, unwrap
-from ._wrapper import NONE, RAISE, RETRY, make_wrapper
+from ._wrapper import NONE, RAISE, RETRY
 
 log = logging.getLogger("regrow")
 
@@ -286,128 +280,4 @@ def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeTyp
         code = frame.f_code
         if code.co_name == func.__name__ and getattr(code, "co_qualname", func.__qualname__) == func.__qualname__:
             found = code
-    return found
-
-
-@overload
-def heal(func: F, /) -> F: ...
-@overload
-def heal(
-    *,
-    verify: Callable[[Any], object] | None = None,
-    tests: Sequence[Test] = (),
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
-    on_failure: OnFailure = "raise",
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float = 300.0,
-    store: str | Path | Store | None = None,
-    record: int = 0,
-    write_back: WriteBackMode = "off",
-    install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
-    jobs: int | None = None,
-) -> Callable[[F], F]: ...
-def heal(
-    func: Any = None,
-    /,
-    *,
-    verify: Callable[[Any], object] | None = None,
-    tests: Sequence[Test] = (),
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
-    on_failure: OnFailure = "raise",
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float = 300.0,
-    store: str | Path | Store | None = None,
-    record: int = 0,
-    write_back: WriteBackMode = "off",
-    install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
-    jobs: int | None = None,
-) -> Any:
-    """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
-
-    A call that raises (an ``Exception``, not ``KeyboardInterrupt``/``SystemExit``), or whose
-    result ``verify`` does not accept, starts a repair session; a proven fix replaces the live
-    function's code and the call is run again. When no fix is found the original exception
-    propagates unchanged, with the attempt ledger attached as a note.
-
-    - ``verify``: a predicate on the result; it passes by returning a true value (``None`` fails).
-    - ``tests``: callables that take the function and raise ``AssertionError`` when it is wrong;
-      every fix must pass them. They run during repair and in ``f.__regrow__.check()``, never on
-      healthy calls.
-    - ``proposers``: the chain of proposers, tried in order (default: the built-in engine).
-    - ``model``: a model string (``"openai:gpt-5"``, ``"anthropic:claude-sonnet-4-5"``,
-      ``"ollama:qwen2.5-coder:7b"``…) to try after the engine; see ``docs/llm.md``. A missing SDK
-      or key is an error here, at decoration, not at the first failure.
-    - ``sandbox``: where candidates are proven: ``"fork"`` (the default on Linux and macOS: a
-      guarded child process with the live state), ``"inprocess"`` (fastest, time limit only),
-      or a :class:`Sandbox` (``"pool"`` is refused: it cannot hold the live target). See ``docs/sandbox.md``.
-    - ``max_candidates``, ``max_attempts``, ``timeout``, ``candidate_timeout``: the budget.
-    - ``jobs``: warm workers judging the engine's candidates at once (default: every core); the
-      patches found are the same whatever the number.
-    - ``on_failure``: ``"raise"`` (default) or ``"return_none"`` when no fix is found.
-    - ``on_event``: callbacks that receive each :class:`Event`.
-    - ``cooldown``: seconds before a failure that could not be repaired is tried again.
-    - ``store``: a SQLite file (or :class:`Store`) for the repair cache and the attempt ledger; a
-      failure fixed before is fixed from the cache (still proven by the checks) with no search.
-    - ``record``: keep the last ``record`` healthy calls (deep copies of arguments and result);
-      a fix must return the same results for them. Off by default: it costs time on every healthy
-      call, and it assumes the results returned without a failure were right.
-    - ``write_back``: what a proven fix is kept as besides the live code: ``"off"`` (default),
-      ``"patch"`` (a patch and its provenance in ``.regrow/patches``), ``"apply"`` (the file). See docs/delivery.md.
-    - ``install_missing``, ``allow_install``: on a ``ModuleNotFoundError`` inside it, install the pinned requirement
-      ``allow_install`` names (``{"yaml": "PyYAML==6.0.2"}``) into the active venv and call again (docs/agents.md).
-
-    Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
-    other functions, generators, builtins. With healing disabled the function is returned as is.
-    """
-    options = make_options(
-        verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
-        max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure=on_failure,
-        on_event=on_event, cooldown=cooldown, store=store, record=record, write_back=write_back,
-        install_missing=install_missing, allow_install=allow_install, jobs=jobs,
-    )
-
-    def decorate(fn: Any) -> Any:
-        if SWITCHES.disabled or getattr(fn, "__regrow__", None) is not None:
-            return fn  # off, or healed already: a second decorator must not nest a second loop
-        if isinstance(fn, (staticmethod, classmethod)):
-            return type(fn)(decorate(fn.__func__))
-        if isinstance(fn, property):
-            raise RegrowError("heal cannot stand above @property (the class attribute must stay a property): put "
-                              "@regrow.heal below it, directly above the def")
-        raw = unwrap(fn)
-        reason = refusal(raw)
-        if reason:
-            raise RegrowError(reason)
-        entry = None if raw is fn else fn  # heal above another decorator: calls go through it, to the def
-        if entry is not None and raw.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
-            raise RegrowError(f"heal above another decorator of the generator {raw.__qualname__} cannot see the "
-                              "failures of its iteration: put @regrow.heal directly above the def")
-        snapshot(raw)  # the file as it is at import: the code that runs is the code regrow heals
-        state = Healing(raw, options, entry)
-        wrapper = make_wrapper(raw, state, options.verify, record=options.record > 0, callee=entry)
-        functools.update_wrapper(wrapper, fn)
-        wrapper.__regrow__ = state  # type: ignore[attr-defined]
-        state.wrapper = wrapper
-        return wrapper
-
-    return decorate(func) if func is not None else decorate
-
-
-def state(func: Callable[..., Any]) -> Healing:
-    """The :class:`Healing` state of a function decorated with :func:`heal`."""
-    found = getattr(func, "__regrow__", None)
-    if not isinstance(found, Healing):
-        raise RegrowError(f"{func!r} is not decorated with regrow.heal")
     return found

@@ -27,8 +27,8 @@ from . import __version__
 from ._agent import DEFAULT_STORE
 from ._agent import history as read_history
 from ._agent_process import OperationError, run_operation
+from ._decorator import heal
 from ._errors import RegrowError
-from ._heal import heal
 from ._ledger import ledger_of
 
 __all__ = ["healed", "healing_tool", "regrow_server", "regrow_tools"]

@@ -25,7 +25,7 @@ from typing import Any, overload
 
 from langchain_core.tools import BaseTool, ToolException, tool
 
-from ._heal import heal
+from ._decorator import heal
 from ._ledger import ledger_of
 
 __all__ = ["healing_tool", "tool_error"]
