@@ -17,6 +17,7 @@ from ._scope import Scope, Site
 
 _MAX_DONORS = 6  # constants of the function and the module tried at one literal
 _MAX_ALIKE = 4  # strings of the module alike the one at a literal, tried besides
+_MAX_SEPARATORS = 16  # separators tried at a separator: a module writes few, and any may be the one
 _MAX_NAMES = 8  # module names tried at one name
 # Builtins of one kind, which one bug may write for another (callees are SiblingSwap's).
 _KINDS: Sequence[Sequence[str]] = (
@@ -99,7 +100,7 @@ def _donors(value: int | float | str, scope: Scope) -> Iterator[ast.expr]:
         same = [v for v in same if is_separator(v)]
     elif isinstance(value, str):
         same = [v for v in same if not is_separator(v)]  # nor ``"&"`` for ``"utf8"``
-    own = list(dict.fromkeys(same))[:_MAX_DONORS]
+    own = list(dict.fromkeys(same))[:_MAX_SEPARATORS if is_separator(value) else _MAX_DONORS]
     if isinstance(value, str) and not is_separator(value):
         own += [v for v in _alike_strings(value, [v for v in same if isinstance(v, str)]) if v not in own][:_MAX_ALIKE]
     for other in own:
