@@ -305,7 +305,10 @@ class Handler(BaseHTTPRequestHandler):
                 result = self._stream(ident, prompt, max_tokens, stop, usage_chunk)
             else:
                 result = self.model.generate(prompt, max_tokens, stop, lambda piece: True)
-                self._json(200, self._completion(ident, result))
+                try:
+                    self._json(200, self._completion(ident, result))
+                except OSError:  # the client went away (its own time limit): the request is logged all the same
+                    result["client_gone"] = True
         except OverflowError as exc:
             self.log.write({**record, "error": str(exc)})
             if not stream:
