@@ -146,7 +146,8 @@ def test_module_names_stand_in_for_each_other(module: Module | None, before: str
 
 def test_a_separator_for_a_separator() -> None:
     # ``?`` is written once in the module, far below its common literals; a separator still finds it.
-    module = Module(literals=["utf8", "ascii", "host", ":", "=", "%", "]", "+", "-", "_", "&", "?", "/"])
+    module = Module(literals=["utf8", "ascii", "host", ":", "=", "%", "]", "+", "-", "_", "//", "..", ":@", "/?", "&=+",
+                              "://", "::", "<>", "!=", "->", "**", "?", "/", "&"])
     made = mutants(ConstantSwap(), fn('return "&".join(a)'), module)
     assert unparsed(fn('return "?".join(a)')) in made and not [m for m in made if "utf8" in m]
     assert not [m for m in mutants(ConstantSwap(), fn('return a.encode("utf8")'), module) if '"?"' in m or "'?'" in m]

@@ -96,8 +96,10 @@ def _donors(value: int | float | str, scope: Scope) -> Iterator[ast.expr]:
     named = set(scope.module.constants.values())  # those come by name (ModuleName): ``DEFAULT_PORT``, not ``8080``
     module = [v for v in scope.module.literals if v not in named]
     same = [v for v in [*scope.constants, *module] if type(v) is type(value) and v != value]
-    if is_separator(value):  # a separator for another separator: ``"&"`` for ``"?"``, never for ``"utf8"``
-        same = [v for v in same if is_separator(v)]
+    if isinstance(value, str) and is_separator(value):  # for another separator: ``"&"`` for ``"?"``, not ``"utf8"``
+        marks = set(value)
+        same = sorted((v for v in same if is_separator(v)),  # sharing a mark first, then as long
+                      key=lambda v: (-len(set(str(v)) & marks), abs(len(str(v)) - len(value))))
     elif isinstance(value, str):
         same = [v for v in same if not is_separator(v)]  # nor ``"&"`` for ``"utf8"``
     own = list(dict.fromkeys(same))[:_MAX_SEPARATORS if is_separator(value) else _MAX_DONORS]
