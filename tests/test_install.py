@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -127,8 +128,10 @@ def test_installs_the_allowlisted_module_into_the_venv_only_and_runs_the_call_ag
     with sqlite3.connect(store) as db:
         reasons = [row[0] for row in db.execute("SELECT reason FROM sessions WHERE qualname = 'shout'")]
     assert len(reasons) == 1 and reasons[0].startswith("installed tinyfmt==1.0.0 into")
-    # The project's venv is as it was.
-    assert importlib.util.find_spec("tinyfmt") is None
+    # The project's venv is as it was (by its metadata: an import could find the fixture folder
+    # tests/projects/tinyfmt as a namespace package once another test put tests/projects on sys.path).
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.distribution("tinyfmt")
 
 
 def test_a_failed_install_is_not_retried_and_the_original_error_propagates(venv, tmp_path):
@@ -193,8 +196,9 @@ def test_install_missing_needs_an_allowlist_and_is_off_by_default():
 EVENTS: list[regrow.Event] = []
 
 
-@regrow.heal(sandbox="inprocess", proposers=[], allow_install={"tinyfmt": "tinyfmt==1.0.0"}, on_event=EVENTS.append)
+@regrow.heal(sandbox="inprocess", proposers=[], allow_install={"regrow_absent_fixture": "tinyfmt==1.0.0"},
+             on_event=EVENTS.append)
 def shout_unopted(text: str) -> str:
-    import tinyfmt  # type: ignore[import-not-found]
+    import regrow_absent_fixture  # type: ignore[import-not-found]  # a name no folder on any sys.path has
 
-    return str(tinyfmt.shout(text))
+    return str(regrow_absent_fixture.shout(text))
