@@ -20,6 +20,7 @@ from regrow._engine._calls import (
     LookupStyle,
     MemberSwap,
     MethodAdded,
+    PositionAdded,
 )
 from regrow._engine._core import OffByOne
 from regrow._engine._module import Module
@@ -61,7 +62,8 @@ def test_a_lost_positional_argument_of_a_module_function() -> None:
 
 def test_pop_given_the_first_position() -> None:
     source = "def take(self):\n    return self.items.pop()\n"
-    assert made(ArgumentAdded(), source) == [source.replace("pop()", "pop(0)")]
+    assert made(PositionAdded(), source) == [source.replace("pop()", "pop(0)")]
+    assert PositionAdded().tier == 1  # an off-by-one, searched with the core edits
 
 
 class _Counter:
@@ -120,7 +122,8 @@ def test_the_module_is_read_for_calls(make_module: Callable[[str], Any]) -> None
 
 def test_enumerate_counts_from_one() -> None:
     source = "def f(a):\n    return [(i, x) for i, x in enumerate(a)]\n"
-    assert made(ArgumentAdded(), source) == [source.replace("enumerate(a)", "enumerate(a, 1)")]
+    assert made(PositionAdded(), source) == [source.replace("enumerate(a)", "enumerate(a, 1)")]
+    assert made(ArgumentAdded(), source) == []
 
 
 @pytest.mark.parametrize(("op", "module", "before", "after"), [
@@ -157,6 +160,6 @@ def test_builtins_take_no_off_by_one_argument() -> None:
 
 
 @pytest.mark.parametrize("op", [KeywordFromModule(), ArgumentAdded(), MemberSwap(), LostUse(), MethodAdded(),
-                                AttributeAdded(), Override(), NextElement(), LookupStyle()])
+                                AttributeAdded(), Override(), NextElement(), LookupStyle(), PositionAdded()])
 def test_nothing_without_a_site_of_its_kind(op: Operator) -> None:
     assert made(op, "def f(a, b):\n    return a + b\n") == []

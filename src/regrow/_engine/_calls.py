@@ -48,23 +48,32 @@ class KeywordFromModule:
                 yield with_fields(node, keywords=[*node.keywords, ast.keyword(kw.arg, kw.value)])  # type: ignore[misc]
 
 
+class PositionAdded:
+    """A position a call lost, which is an off-by-one: the start ``1`` given to ``enumerate(x)`` (positions
+    counted from one), or the position ``0`` to ``pop()`` (the first item, not the last). One token each,
+    at a handful of sites: a core edit."""
+
+    name, tier, prior = "position", 1, 2
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.Call) or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _POSITIONAL and not node.args:
+            yield with_fields(node, args=[ast.Constant(0)])  # type: ignore[misc]
+        elif isinstance(node.func, ast.Name) and node.func.id == "enumerate" and len(node.args) == 1:
+            yield with_fields(node, args=[*node.args, ast.Constant(1)])  # type: ignore[misc]
+
+
 class ArgumentAdded:
     """A positional argument a call lost: a variable of the function appended to a call of a module
-    function that takes more than it is given (parameters of the function first), the position ``0``
-    given to ``pop()``, or the start ``1`` to ``enumerate(x)`` (positions counted from one)."""
+    function that takes more than it is given (parameters of the function first)."""
 
     name, tier, prior = "argument", 2, 2
 
     def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
         node = site.node
         if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
-            return
-        if isinstance(node.func, ast.Attribute) and node.func.attr in _POSITIONAL and not node.args:
-            yield with_fields(node, args=[ast.Constant(0)])  # type: ignore[misc]
-            return
-        if isinstance(node.func, ast.Name) and node.func.id == "enumerate" and len(node.args) == 1 and \
-                not node.keywords:
-            yield with_fields(node, args=[*node.args, ast.Constant(1)])  # type: ignore[misc]  # counting from 1
             return
         if not isinstance(node.func, ast.Name) or len(node.args) >= scope.module.arity.get(node.func.id, 0):
             return
@@ -173,5 +182,5 @@ class LookupStyle:
             yield ast.Call(ast.Attribute(node.value, "get", ast.Load()), [node.slice], [])
 
 
-CALLS: list[Operator] = [KeywordFromModule(), ArgumentAdded(), MemberSwap(), MethodAdded(), AttributeAdded(),
-                         LookupStyle()]
+CALLS: list[Operator] = [KeywordFromModule(), PositionAdded(), ArgumentAdded(), MemberSwap(), MethodAdded(),
+                         AttributeAdded(), LookupStyle()]
