@@ -12,6 +12,7 @@ the same patches came out (they must, whatever N).
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import tempfile
 import textwrap
@@ -78,6 +79,11 @@ def run(folder: Path, module: str, program: str, caps: int, jobs: int = 1, quiet
     return engine
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the workers, once reaped
+    return usage.ru_utime + usage.ru_stime
+
+
 def main() -> int:
     print(f"regrow engine benchmark (Python {sys.version.split()[0]}, {os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory() as scratch:
@@ -91,7 +97,11 @@ def main() -> int:
         print("workers judging at once (the exhaustive walk; single-token bug for the patches):")
         base, patches = 0.0, None
         for jobs in sorted({1, 2, cores()}):
+            cpu, children = time.process_time(), _children_cpu()
             walked = run(folder, "exhaustive", PROGRAM, caps=12, jobs=jobs, quiet=True)
+            count = max(walked.last_stats.evaluated, 1)
+            host_ms, child_ms = (1000 * (time.process_time() - cpu) / count,
+                                 1000 * (_children_cpu() - children) / count)
             fixed = run(folder, "single_token", PROGRAM.replace("size >= 5", "size > 5"), caps=10, jobs=jobs,
                         quiet=True)
             per_second = walked.last_stats.per_second
@@ -99,7 +109,10 @@ def main() -> int:
             same = patches is None or fixed.fixes == patches  # type: ignore[attr-defined]
             patches = patches or fixed.fixes  # type: ignore[attr-defined]
             print(f"  {jobs} worker(s): {per_second:.0f} candidates/s = {per_second / base:.2f}x one worker "
-                  f"({walked.last_stats.evaluated} candidates); same patches as one worker: {same}")
+                  f"({walked.last_stats.evaluated} candidates; CPU per candidate: host {host_ms:.2f} ms, workers "
+                  f"{child_ms:.2f} ms); same patches as one worker: {same}")
+        print(f"  (load average {os.getloadavg()[0]:.1f} on {cores()} cores: other work on the machine takes "
+              "the cores the workers would use)")
     return 0
 
 
