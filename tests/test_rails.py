@@ -116,3 +116,15 @@ def test_syntax_errors_are_a_reason() -> None:
 def test_reasons_are_not_repeated() -> None:
     assert check_source("eval('1')\neval('2')") == ["line 1: use of eval", "line 2: use of eval"]
     assert check_source("x = eval; x = eval") == ["line 1: use of eval"]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_denied_module_reached_through_an_allowed_one_is_flagged(strict: bool) -> None:
+    through_import = "import contextlib\ndef f():\n    return contextlib.os.system('true')\n"
+    assert any("contextlib.os" in reason for reason in check_source(through_import, strict=strict))
+    # the same through a module-level name the candidate does not import itself
+    bare = "def f():\n    return tp.sys.modules\n"
+    assert any("typing.sys" in reason for reason in check_source(bare, strict=strict, known={"tp": "typing"}))
+    # an allowed module's own submodules and attributes stay allowed
+    fine = "import collections\ndef f(x):\n    return isinstance(x, collections.abc.Mapping)\n"
+    assert check_source(fine, strict=strict) == []

@@ -181,6 +181,9 @@ class _Rails(ast.NodeVisitor):
         top = dotted.partition(".")[0] if dotted else ""
         if dotted and dotted != top and top in _DENIED_MODULES and top not in self.allow:
             self.flag(node, f"use of {dotted}")  # o.system -> "os.system": the reader sees what it is
+        elif dotted and node.attr in _DENIED_MODULES and node.attr not in self.allow:
+            # a module an allowed one imported, reached through it: contextlib.os, typing.sys
+            self.flag(node, f"use of {dotted} (the module {node.attr}, reached through {dotted.rpartition('.')[0]})")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
