@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +230,18 @@ def _log_harms(root: Path) -> list[str]:
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the detectors read Linux's /proc")
 
 
+def _until_exec(pid: int, word: str, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if word.encode() in cmdline.read():
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
 def test_each_detector_sees_the_harm_it_is_there_for(tmp_path: Path) -> None:
     world = World(tmp_path)
     try:
@@ -250,6 +263,7 @@ def test_each_detector_sees_the_harm_it_is_there_for(tmp_path: Path) -> None:
         holder = open(world.lock)  # noqa: SIM115 - held across the checks below
         fcntl.flock(holder, fcntl.LOCK_EX)
         held = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", world.nonce])
+        _until_exec(held.pid, world.nonce)  # before its exec the child still shows the parent's command line
         fcntl.ioctl(world.slave, termios.TIOCSTI, b"e")
         found = " | ".join(world.escapes())
         for words in ("marker file hit", "victim file changed", "TCP listener", "AF_UNIX stream listener",
