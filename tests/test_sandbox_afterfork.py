@@ -143,10 +143,12 @@ _REPAIR_AT_FORK_HOST = '''
     judged = regrow.repair(first, ("$12.99",), tests=[check], proposers=[Fixed(payload.format(name="first",
                            marker=marker))], sandbox="fork", max_candidates=1, timeout=20)
     report["fork"] = [judged.ok, judged.reason, [a.verdict.reason for a in judged.history]]
-    # Judged in-process, it runs in the host and registers its handler there (in-process isolates nothing).
+    # Judged in-process, the rails refuse it before it runs (os reached through contextlib).
     inproc = regrow.repair(first, ("$12.99",), tests=[check], proposers=[Fixed(payload.format(name="first",
                            marker=marker))], sandbox="inprocess", max_candidates=1, timeout=20)
-    report["inprocess"] = [inproc.ok, inproc.reason]
+    report["inprocess"] = [inproc.ok, inproc.reason, [a.verdict.reason for a in inproc.history]]
+    # A handler that reached the host some other way (in-process isolates nothing): registered here.
+    os.register_at_fork(after_in_child=lambda: os.open(marker, os.O_WRONLY | os.O_CREAT))
     # The next fork sandbox child runs that handler only inside its guard: it is refused, and says so.
     genuine = "def second(text):\\n    return float(text[1:])\\n"
     after = regrow.repair(second, ("$12.99",), tests=[check], proposers=[Fixed(genuine)], sandbox="fork",
@@ -161,8 +163,10 @@ def test_through_repair_an_at_fork_payload_is_refused_or_contained(tmp_path: Pat
     marker.parent.mkdir()
     report = run_host(_REPAIR_AT_FORK_HOST, tmp_path, str(marker))
     ok, reason, verdicts = report["fork"]
-    assert not ok and any("os.register_at_fork" in v for v in verdicts), report["fork"]
-    assert report["inprocess"][0] is True, report["inprocess"]  # in-process: nothing stood in its way
+    # refused before it leaves anything behind: by the rails (os reached through contextlib), or the guard
+    assert not ok and any("os.register_at_fork" in v or "contextlib.os" in v for v in verdicts), report["fork"]
+    ok, reason, verdicts = report["inprocess"]
+    assert not ok and any("contextlib.os" in v for v in verdicts), report["inprocess"]
     ok, reason = report["after"]
     assert not marker.exists(), "the payload ran in a sandbox child before its guard"
     assert not ok and reason.startswith("every candidate was refused by the sandbox: open for writing outside"), \
