@@ -71,6 +71,13 @@ def test_each_task_ends_with_its_own_status(run: tuple[dict[str, Any], str, Path
     }
 
 
+def test_a_not_fixed_task_says_which_limit_stopped_the_engine(run: tuple[dict[str, Any], str, Path]) -> None:
+    data, _, _ = run
+    reason = task(data, "median")["reason"]  # docs/engine.md: the bench puts the stop reason in each not-fixed task
+    assert "(engine: " in reason and any(
+        words in reason for words in ("search space exhausted", "candidate budget of", "time budget spent")), reason
+
+
 def test_a_test_that_reads_state_another_changed_is_not_called_flaky(run: tuple[dict[str, Any], str, Path]) -> None:
     data, _, _ = run
     shared = task(data, "shared_state")

@@ -39,7 +39,7 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def cheapest_first(checks: Sequence[Check], spectrum: Spectrum | None) -> None:
+def failing_first(checks: Sequence[Check], spectrum: Spectrum | None) -> None:
     """Order each test suite's tests for judging: those that failed on the original first (a candidate
     that is no fix fails there, at once, before the slow passing tests of an exponential original run),
     the passing ones after them in the suite's own order. Passing tests are not sorted by speed: a

@@ -27,7 +27,7 @@ from .._proposer import Request
 from .._target import Target, find_function
 from ._edits import EditSizes, Operator, Replacement
 from ._inputs import vary_job
-from ._judges import Judges, cheapest_first, cores
+from ._judges import Judges, failing_first, cores
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._module import Module
 from ._operators import OPERATORS
@@ -216,7 +216,7 @@ class Engine:
             plan = self.plan(request, worker)
             self.last_stats = plan.stats
             plan.stats.jobs = len(judges.workers)
-            cheapest_first(request.checks, plan.spectrum)  # before the judging children fork
+            failing_first(request.checks, plan.spectrum)  # before the judging children fork
             found = self._search(plan, request, judges)
             ranked = rank(found, plan.spectrum, worker)
             plan.stats.forks = judges.forks
@@ -328,9 +328,8 @@ class Engine:
                 if len(found) == 1:
                     stats.first = stats.evaluated
                     # What was handed out ahead was chosen without the size limit the first find sets:
-                    # go on from here as one worker would have.
-                    single = any(e is edit for e in plan.edits)
-                    verdicts.restart(search(edit) if single else ())
+                    # go on from here as one worker would have (after a pair, nothing: pairs end at a find).
+                    verdicts.restart(() if isinstance(edit.op, Coupled) else search(edit))
         finally:
             verdicts.close()
         stats.plausible = len(found)
