@@ -27,7 +27,7 @@ from .._proposer import Request
 from .._target import Target, find_function
 from ._edits import EditSizes, Operator, Replacement
 from ._inputs import vary_job
-from ._judges import Judges, failing_first, cores
+from ._judges import Judges, cores, failing_first
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._module import Module
 from ._operators import OPERATORS
