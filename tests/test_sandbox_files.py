@@ -18,6 +18,7 @@ import pytest
 
 import regrow
 from regrow._candidate import Candidate
+from regrow._ledger import ledger_of
 from regrow._sandbox import ForkSandbox, Limits, _seccomp
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or _seccomp.machine() is None, reason="Linux guards")
@@ -132,5 +133,5 @@ def test_a_refused_write_that_stops_every_candidate_is_said_in_one_line(
     healed = regrow.heal(verify=lambda total: total == 6, proposers=[Writers(outside)], timeout=30)(module.save_report)
     with pytest.raises(regrow.VerificationError) as raised:
         healed([1, 2, 3])
-    notes = "\n".join([str(raised.value), *getattr(raised.value, "__notes__", [])])
+    notes = "\n".join([str(raised.value), ledger_of(raised.value)])
     assert f"every candidate was refused by the sandbox: {line}" in notes, notes
