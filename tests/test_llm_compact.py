@@ -2,9 +2,10 @@
 
 A model of a few billion parameters, decoding greedily, answers the same prompt the same way and
 copies what it is shown: the function, or a format example's placeholder. So it gets a short
-prompt with the evidence a fix is made from, an edit example with nothing to copy, and after an
-echo a request that changes what it reads: the function asked for again with its old body left
-out, or the other format with the window around the fault.
+prompt with the evidence a fix is made from, an edit example with nothing to copy, a plain
+function asked for first with its old body left out (the request that drew no echo in
+bench-llm), after an echo a request that changes what it reads (the other format with the window
+around the fault), earlier candidates as one line each, and a reply cap sized from the function.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def fenced(code: str) -> str:
 
 def test_a_small_model_gets_a_short_prompt_with_the_evidence_a_fix_is_made_from(server: OpenAIServer) -> None:
     server.add(Text(fenced(fixed("median_a"))))
-    result = repair(median_a, small(server))
+    result = repair(median_a, small(server, edit_format="edit"))
 
     assert result.ok
     system, user, _ = sent(server.requests[0])
@@ -135,13 +136,26 @@ def test_a_small_model_gets_a_short_prompt_with_the_evidence_a_fix_is_made_from(
     assert "## Most suspicious lines\n- line 6: `return ordered[len(ordered) // 2]`" in user
     # What costs a small model time and attention is left out: tracebacks, the list of checks, passing tests.
     assert "Traceback" not in user and "## Checks a fix must pass" not in user and "def check_odd" not in user
-    assert user.endswith("Reply with SEARCH/REPLACE blocks that fix `median_a`.")  # a small model: edits first
+    assert user.endswith("Reply with SEARCH/REPLACE blocks that fix `median_a`.")  # the format asked for
 
+
+def test_a_small_models_first_request_for_a_plain_function_is_a_rewrite(server: OpenAIServer) -> None:
+    server.add(Text(fenced(fixed("median_a"))))
+    proposer = small(server)
+    assert repair(median_a, proposer).ok and proposer.last_usage.calls == 1
+
+    system, user, _ = sent(server.requests[0])
+    assert "ordered = sorted(values)" not in user and "old body is wrong and left out" in user  # nothing to copy
+    assert "in one ```python block" in system and "SEARCH" not in system
+    assert "the call `median_a(values=[1, 2, 3, 10])` returned 3" in user  # the evidence is all there
+    assert "Your previous reply" not in user  # the first call has nothing to complain about
+    large = proposer_for("openai:gpt-5", api_key="k")
+    assert (large.opening, small(server, edit_format="whole").opening) == ("whole", "whole")  # unchanged
 
 @pytest.mark.parametrize("size", ["compact", "full"])
 def test_the_edit_example_has_nothing_a_model_could_copy_as_it_stands(size: str) -> None:
     proposer = proposer_for(f"openai:{SMALL}", api_key="k", base_url="http://127.0.0.1:9/v1", prompt_size=size,
-                            evidence=False)
+                            evidence=False, edit_format="edit")
     run = _Run(proposer, failing_request(price, "₹1,299"))
     run.prepare()
     chat = run.next_chat()
@@ -160,7 +174,7 @@ def test_after_an_echo_a_greedy_small_model_is_asked_for_the_function_without_it
         return fenced(original("median_b"))  # an echo
 
     server.add(*[greedy(decide)] * 3)
-    proposer = small(server)
+    proposer = small(server, edit_format="whole")  # a format chosen by the caller is asked first
     assert repair(median_b, proposer).ok
     assert (proposer.last_usage.calls, proposer.last_usage.echoes) == (2, 1)
     system, user, _ = sent(server.requests[1])
@@ -180,13 +194,15 @@ def test_three_echoes_three_different_requests_never_the_same_prompt(server: Ope
 
     calls = [sent(request) for request in server.requests]
     assert len({repr(call) for call in calls}) == 3
-    (system1, user1, _), (_, user2, _), (system3, user3, _) = calls
-    assert "<<<<<<< SEARCH" in system1 and "old body is wrong" not in user1
-    assert "old body is wrong and left out" in user2
-    # Call 3: the other format, narrowed to the numbered lines around the fault.
-    assert "in one ```python block" in system3 and "<<<<<<< SEARCH" not in system3
-    assert "## Focus: lines 4-6" in user3 and "  6 |     return ordered[len(ordered) // 2]" in user3
-    assert "Change the code around line 6: `return ordered[len(ordered) // 2]`." in user3
+    (system1, user1, _), (system2, user2, _), (_, user3, _) = calls
+    assert "old body is wrong and left out" in user1 and "SEARCH" not in system1
+    # Call 2, the fallback: SEARCH/REPLACE blocks, narrowed to the numbered lines around the fault.
+    assert "<<<<<<< SEARCH" in system2 and "old body" not in user2
+    assert "## Focus: lines 4-6" in user2 and "  6 |     return ordered[len(ordered) // 2]" in user2
+    assert "Change the code around line 6: `return ordered[len(ordered) // 2]`." in user2
+    # Call 3: the rewrite again, told what the last reply was.
+    assert "old body is wrong and left out" in user3 and user3 != user1
+    assert "Your previous reply was the original function, unchanged" in user3
 
 
 def test_a_method_gets_the_narrowed_other_format_before_a_rewrite(server: OpenAIServer) -> None:
@@ -210,8 +226,25 @@ def test_the_evidence_of_a_compact_prompt_keeps_to_its_budget() -> None:
     strategy = _Run(proposer, request).ladder.current()
     essentials = build_prompt(request, [], proposer.prompt_options, None, strategy)
     prompt = build_prompt(request, priors, proposer.prompt_options, None, strategy)
-    assert prompt.trimmed and prompt.tokens <= essentials.tokens + proposer.prompt_options.evidence_budget + 60
+    assert prompt.tokens <= essentials.tokens + proposer.prompt_options.evidence_budget + 60
     assert all(f"call {i}" in prompt.user for i in range(4))  # every earlier candidate still named
+
+
+def test_earlier_candidates_are_told_a_small_model_in_one_line_each_without_their_code(
+        server: OpenAIServer) -> None:
+    wrong = fenced(f"def median_a(values):\n{BODY}    return ordered[0] * 7\n")
+    server.add(*[greedy(lambda system, user, params: wrong)] * 3)
+    assert not repair(median_a, small(server)).ok
+
+    _, user, _ = sent(server.requests[1])
+    listed = user[user.index("## Earlier candidates that failed"):].split("\n\n")[0].splitlines()
+    assert len(listed) == 2 and listed[1].startswith(f"- openai:{SMALL} call 1: rejected by the checks: ")
+    assert "assert 7 == 2.5" in listed[1]  # why it failed, in its line …
+    assert "ordered[0] * 7" not in user  # … and not the code, which a greedy model would send again
+    full = proposer_for("openai:gpt-5", api_key="k", base_url=server.base_url, retry=FAST)
+    server.add(*[greedy(lambda system, user, params: wrong)] * 3)
+    repair(median_a, full)
+    assert "ordered[0] * 7" in sent(server.requests[4])[1]  # a large model still sees it
 
 
 def test_a_last_block_a_closing_fence_ended_still_applies(server: OpenAIServer) -> None:
@@ -277,6 +310,69 @@ def test_after_a_wrong_candidate_a_small_model_is_asked_another_way(server: Open
     assert (proposer.last_usage.calls, proposer.last_usage.repeats) == (3, 2)  # greedy: the same reply
 
     users = [sent(request)[1] for request in server.requests]
-    assert "old body is wrong and left out" in users[1]  # the rung after a judged reply: a rewrite …
-    assert "## Focus: lines 4-6" in users[2]  # … then the other format, narrowed
+    assert "old body is wrong and left out" in users[0]  # a rewrite …
+    assert "## Focus: lines 4-6" in users[1]  # … the rung after a judged reply: the edit, narrowed …
+    assert "old body is wrong and left out" in users[2] and "Focus" not in users[2]  # … the rewrite again
     assert "Your previous reply" not in users[1]  # a judged reply is shown with its reason, not scolded
+
+
+def median_e(values):  # type: ignore[no-untyped-def]
+    """The middle value; the mean of the two middle values for an even count.
+
+    A sorted copy is taken, so ``values`` may be any iterable of numbers, in any order. For an odd
+    count the middle value is returned as it is; for an even count the mean of the two middle ones,
+    a float. An empty iterable has no middle value: that raises, as ``sorted([])[0]`` does. The
+    values are compared with ``<`` only, so ints, floats, fractions and decimals mix as Python mixes
+    them, and the result has the type their sum and division give. Nothing is cached: each call
+    sorts again, in O(n log n) time and O(n) space, which is what a one-off statistic should cost.
+    """
+    ordered = sorted(values)
+    if len(ordered) % 2:
+        return ordered[len(ordered) // 2]
+    return ordered[len(ordered) // 2]
+
+
+def median_f(values):  # type: ignore[no-untyped-def]
+    """The middle value; the mean of the two middle values for an even count."""
+    ordered = sorted(values)
+    if len(ordered) % 2:
+        return ordered[len(ordered) // 2]
+    return ordered[len(ordered) // 2]
+
+
+def median_g(values):  # type: ignore[no-untyped-def]
+    """The middle value; the mean of the two middle values for an even count."""
+    ordered = sorted(values)
+    if len(ordered) % 2:
+        return ordered[len(ordered) // 2]
+    return ordered[len(ordered) // 2]
+
+
+def asked_tokens(server: OpenAIServer) -> list[int]:
+    return [request.body["max_tokens"] for request in server.requests]
+
+
+def test_a_small_model_is_asked_for_a_reply_sized_from_the_function(server: OpenAIServer) -> None:
+    server.add(Text(fenced(fixed("median_f"))), Text(fenced(fixed("median_e"))))
+    assert repair(median_f, small(server)).ok
+    assert repair(median_e, small(server)).ok  # a longer function: a longer reply allowed
+    for proposer in (small(server, max_tokens=200), proposer_for("openai:gpt-5", api_key="k",
+                                                                 base_url=server.base_url, retry=FAST)):
+        run = _Run(proposer, failing_request(price, "₹1,299"))
+        chat = run.next_chat()
+        assert chat is not None
+        server.add(Text(fenced("def price(text):\n    return 1.0\n")))
+        run.proposer.transport.complete(chat, timeout=10)
+    short, long, capped, large = asked_tokens(server)
+    assert 256 <= short <= 512 < long < 4096  # the default max_tokens (4096) would let a runaway go on
+    assert (capped, large) == (200, 4096)  # the caller's limit is the ceiling; a large model's is unchanged
+
+
+def test_a_reply_cut_off_after_a_complete_function_keeps_the_function(server: OpenAIServer) -> None:
+    runaway = f"```python\n{fixed('median_g')}\n# Test the function\ndef check_even(fn):\n    assert fn([1, 2"
+    cut = f"```python\ndef median_g(values):\n{BODY}    return (ordered[len(ordered) // 2 - 1] +"
+    server.add(Text(cut, finish="length"), Text(runaway, finish="length"))
+    proposer = small(server)
+    result = repair(median_g, proposer)
+    assert result.ok and result.fix is not None and "check_even" not in result.fix.source
+    assert proposer.last_usage.calls == 2  # the function cut off in its middle was refused, not guessed at

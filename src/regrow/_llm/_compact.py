@@ -7,7 +7,9 @@ values, the failing line, the top suspicious lines, the failing test's source (t
 leaves out the traceback, the locals, the list of checks and the other tests — and the built-in
 engine's summary: a greedy model answers another prompt another way, so in chain mode it gets the
 prompt model-only mode sends (the same calls, not more), and a small model learns nothing it can
-use from "N small edits were tried". The engine's screened candidates still count as repeats. The format example
+use from "N small edits were tried". The engine's screened candidates still count as repeats. Earlier candidates are
+listed one line each, the reason they failed without their code: a greedy model shown its failed
+candidate sends it again. The format example
 is a concrete edit of code unrelated to the task, with nothing in it a model could copy into its
 reply as it stands. Everything past the function, the failure and the request is bounded by
 ``evidence_budget`` tokens (see :func:`._prompt.build_prompt`).
@@ -25,10 +27,20 @@ from ._sections import cap, shown, unstopped
 from ._strategy import Strategy
 
 EVIDENCE_BUDGET = 350  # tokens for everything but the system prompt, the function, the failure and the request
+REPLY_FLOOR = 256  # the fewest reply tokens a small model is allowed
+
+
+def reply_cap(source_tokens: int, given: object = None) -> int:
+    """The reply tokens asked of a small model: twice the function's (a rewrite may be longer) and some,
+    at least :data:`REPLY_FLOOR`, at most ``given``. In bench-llm every reply that ended by itself took at most
+    1.5 times the function's estimated tokens (146 at most); one that ran on past its function (the test's
+    code, continued) took the server's whole cap of 768, 189 s on a CPU."""
+    wanted = max(REPLY_FLOOR, 2 * source_tokens + 128)
+    return min(wanted, given) if isinstance(given, int) and given > 0 else wanted
+
 
 # Each name advances that section to its next shorter variant; earlier entries are cheaper to lose.
-TRIM_ORDER = ("older", "tests", "suspicious", "seen", "latest", "older", "tests", "seen",
-              "arguments", "suspicious", "latest", "older", "latest", "tests")
+TRIM_ORDER = ("tests", "suspicious", "seen", "tests", "seen", "arguments", "suspicious", "tests")
 
 EXAMPLE = textwrap.dedent("""\
     For example, to make `total -= price` add instead, in some other function:

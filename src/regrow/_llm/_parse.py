@@ -223,6 +223,9 @@ def _choose(blocks: list[_Block], rules: Rules, truncated: bool) -> tuple[_Block
         block, error = mentions[0]
         where = syntax_where(error)
         if truncated or block.unclosed:
+            part = _complete_part(block.text, rules.name)
+            if part is not None and _defines(tree := ast.parse(part), rules):
+                return _Block(part, block.tag, block.fenced, block.unclosed), tree
             cause = "the token limit" if truncated else "the end of the reply"
             raise Refused(f"the code was cut off by {cause} before the function was complete ({where}); "
                            "send the complete function and nothing else", block.text)
@@ -237,6 +240,20 @@ def _choose(blocks: list[_Block], rules: Rules, truncated: bool) -> tuple[_Block
         raise Refused(f"the code does not parse: {syntax_where(errors[0][1])}", errors[0][0].text)
     raise Refused(f"the reply holds no function definition; send the complete function `{rules.name}`",
                    blocks[-1].text)
+
+
+def _complete_part(text: str, name: str) -> str | None:
+    """A cut-off block up to the first top-level line after the definition of ``name``, if that parses:
+    the function was complete, and what the model went on with (the test's code, continued) was cut."""
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if re.match(rf"(async\s+)?def\s+{re.escape(name)}\b", line)),
+                 None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1] not in ("", " ", "\t", ")", "]", "}")),
+               None)
+    part = "\n".join(lines[:end]).rstrip() if end is not None else ""
+    return part if part and _parses(part) else None
 
 
 def _defines(tree: ast.Module, rules: Rules) -> bool:

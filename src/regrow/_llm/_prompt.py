@@ -143,7 +143,8 @@ def _compact_sections(request: Request, priors: Sequence[Prior], options: Prompt
              "tests": compact.tests(request, evidence)}
     if evidence is None or not evidence.failing:
         parts["arguments"] = _values("## Arguments of the failing call", request.failure.arguments, (160, 60))
-    parts.update(_priors(priors))
+    if priors:
+        parts["priors"] = [_listed(priors)]
     if strategy.narrow and not strategy.rewrite:
         parts["focus"] = [sections.focus(request, line)]
     if options.prompt_extra.strip():
@@ -270,15 +271,24 @@ def _values(title: str, values: Mapping[str, str], caps: tuple[int, ...]) -> lis
     return [*variants, ""]
 
 
+def _status(prior: Prior) -> str:
+    return {"echo": "the original sent back", "repeat": "a repeat"}.get(
+        prior.kind, "rejected by the checks" if prior.ran else "refused before it ran")
+
+
+def _listed(priors: Sequence[Prior]) -> str:
+    """The compact prompt's earlier candidates: one line each, the reason without the code."""
+    lines = [f"- {p.label}: {_status(p)}: {cap(' '.join(p.reason.split()), 200)}" for p in priors]
+    return "## Earlier candidates that failed (do not send any of them again)\n" + "\n".join(lines)
+
+
 def _priors(priors: Sequence[Prior]) -> dict[str, list[str]]:
     """The older candidates and the latest one: separate sections, so that they trim separately."""
     if not priors:
         return {}
 
     def block(prior: Prior, with_source: bool, reason_cap: int) -> str:
-        status = {"echo": "the original sent back", "repeat": "a repeat"}.get(
-            prior.kind, "rejected by the checks" if prior.ran else "refused before it ran")
-        head = f"### {prior.label}: {status}\nReason: {cap(prior.reason, reason_cap)}"
+        head = f"### {prior.label}: {_status(prior)}\nReason: {cap(prior.reason, reason_cap)}"
         if with_source and prior.source.strip() and not prior.kind:
             return f"{head}\n```python\n{prior.source.rstrip()}\n```"
         return head
@@ -289,5 +299,5 @@ def _priors(priors: Sequence[Prior]) -> dict[str, list[str]]:
         parts["older"] = ["\n".join(block(p, with_source, limit) for p in older)
                           for with_source, limit in ((True, 600), (False, 600), (False, 160), (False, 80))]
     parts["latest"] = [block(latest, True, 1200), block(latest, True, 400), block(latest, False, 400),
-                       block(latest, False, 160)]  # the last variants: the compact prompt's (its order reaches them)
+                       block(latest, False, 160)]
     return parts

@@ -27,14 +27,14 @@ from .._errors import ProposerError
 from .._events import Event, EventType, emit
 from .._proposer import Request
 from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Limits, Meter, Price, Usage, price_of
-from ._compact import EVIDENCE_BUDGET
+from ._compact import EVIDENCE_BUDGET, reply_cap
 from ._evidence import Evidence, gather
 from ._parse import Parsed, Rules, parse_reply
 from ._prompt import Prior, PromptOptions, build_prompt, estimate_tokens, priors_from
 from ._retry import Retrying, RetryPolicy, acomplete, complete
 from ._rules import normal_form
 from ._sections import focus_line, shown
-from ._strategy import FormatOption, Ladder, PromptSize, default_format, is_small
+from ._strategy import SMALL_OPENING, FormatOption, Ladder, Opening, PromptSize, default_format, is_small
 from ._transport import Chat, OnDelta, Reply, Transport, TransportError
 
 log = logging.getLogger("regrow")
@@ -56,12 +56,15 @@ class LLMProposer:
     ``prompt_extra`` is appended to it. ``allow_signature_change`` and ``allow_helpers`` loosen
     what a reply may contain. ``edit_format`` is what the first call asks for: ``"whole"`` (the
     complete function), ``"edit"`` (SEARCH/REPLACE blocks of the lines to change) or ``"auto"``
-    (by the model, see :data:`regrow._llm._strategy.FORMATS`); replies in either are accepted.
+    (by the model, see :data:`regrow._llm._strategy.FORMATS`; a small model is asked for a plain
+    function anew first, its old body left out: :data:`~regrow._llm._strategy.SMALL_OPENING`);
+    replies in either are accepted.
     ``evidence`` runs the checks on the original once before the first call, for at most
     ``evidence_timeout`` seconds each, to show the model what they saw. ``prompt_size`` is
     ``"compact"`` (the short prompt, its evidence bounded by ``evidence_budget`` tokens, and the
-    ladder built for greedy decoding; see :mod:`regrow._llm._compact`), ``"full"``, or ``"auto"``
-    (compact for a model whose name says it is small).
+    ladder built for greedy decoding; its replies capped at a length sized from the function's, see
+    :func:`regrow._llm._compact.reply_cap`), ``"full"``, or ``"auto"`` (compact for a model whose
+    name says it is small).
     """
 
     def __init__(
@@ -107,6 +110,8 @@ class LLMProposer:
             raise ValueError(f"edit_format must be 'auto', 'whole' or 'edit', not {edit_format!r}")
         self.edit_format = (default_format(transport.provider, transport.model, getattr(transport, "base_url", None))
                             if edit_format == "auto" else edit_format)
+        # A plain function's first request; a method's is always edit_format (its body says what the class holds).
+        self.opening: Opening = SMALL_OPENING if self.compact and edit_format == "auto" else self.edit_format
         self.evidence, self.evidence_timeout = evidence, evidence_timeout
         self.usage = Usage()  # every session of this proposer
         self.last_usage = Usage()  # the latest session
@@ -173,8 +178,12 @@ class _Run:
         stream = proposer.stream if proposer.stream is not None else request.listened
         self.on_delta: OnDelta | None = self._chunk if stream else None
         self.refused: list[tuple[int, Prior]] = []
-        self.ladder = Ladder(proposer.edit_format, proposer.params, proposer.compact,
-                             rewrite_first="." not in request.target.qualname)
+        method = "." in request.target.qualname
+        params = dict(proposer.params)
+        if proposer.compact:  # a small model that runs on (the test's code continued, 768 tokens) costs minutes
+            params["max_tokens"] = reply_cap(estimate_tokens(request.target.bare_source), params.get("max_tokens"))
+        self.ladder = Ladder(proposer.edit_format, params, proposer.compact,
+                             rewrite_first=proposer.opening == "rewrite" and not method, method=method)
         self.evidence: Evidence | None = None
         self.rules = self._rules(None)
         self.forms: dict[str, str] = {}  # normal form of each candidate this run sent → its label
