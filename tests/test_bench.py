@@ -119,7 +119,9 @@ def test_one_call_on_an_opaque_argument_leaves_the_fix_unjudged(run: tuple[dict[
     unjudged = task(data, "unbox")
     assert unjudged["status"] == "unjudged" and unjudged["correct"] is None and unjudged["patch"]
     assert unjudged["judged_calls"] == 1 and unjudged["inputs"] == {
-        "given": 1, "generated": 0, "reference_timeout": 0, "reference_inconsistent": 0, "not_run": 0}
+        "given": 1, "generated": 0, "reference_timeout": 0, "reference_inconsistent": 0, "not_run": 0,
+        "live": {"calls_seen": 1, "in_tests": 1, "crossed": 0, "built": 0, "uncopyable": 0, "reference_timeout": 0,
+                 "reference_inconsistent": 0, "tests": "passed"}}  # a function: no receivers to cross
     assert f"fewer than the {DEFAULT_MIN_CALLS} a judgement needs" in unjudged["reason"]
 
 

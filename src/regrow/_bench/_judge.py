@@ -8,9 +8,14 @@ live function, so its recursive calls are the fix's too) runs beside it. A call 
 reference returned, or raised, the same way both times: raising is compared by exception type; a
 call where the reference timed out, or changed its mind, is left out.
 
-The verdict: ``wrong`` when the fix differs from the reference on any counted call (with that call
-as the counterexample); ``unjudged`` when fewer than ``min_calls`` calls counted — a fix that
-agrees on one call proves nothing; ``correct`` otherwise.
+Before those, where the worker has the ``"live"`` job (:mod:`._live`), the fix is compared with the
+reference on the calls the tests make while they run, receivers and their state after the call
+included, and for a method on its receivers crossed with its arguments: what recorded calls cannot
+carry (an object that cannot be pickled) is judged there. Both judgements count.
+
+The verdict: ``wrong`` when the fix differs from the reference on any counted call of either (with
+that call as the counterexample); ``unjudged`` when fewer than ``min_calls`` calls counted in each
+— a fix that agrees on one call proves nothing — with the reason; ``correct`` otherwise.
 
 Calls go to the worker in chunks, each with a time budget. A chunk whose worker dies (a hang in C
 that no signal interrupts, a crash, an action the guard refuses) is tried again one call at a time;
@@ -31,6 +36,7 @@ from .._engine._inputs import SealedCall, observe, open_all, sealed_list, widen_
 from .._engine._rank import installed
 from .._engine._worker import Worker
 from .._target import Target
+from ._live import read_live
 
 DEFAULT_MIN_CALLS = 10  # calls a judgement needs, unless the manifest or the command line says otherwise
 _GENERATED = 400  # inputs made from the tests' calls, at most
@@ -40,6 +46,8 @@ _ROW_SECONDS = 3.0  # the longest one call's row may take (two reference runs, t
 _CALL_LIMIT = 0.25  # seconds one run of one call may take
 _RETRY_LIMIT = 1.0  # seconds the fix gets again where it timed out and the reference did not
 _TIMEOUT = "timeout"
+_LIVE_SHARE = 0.5  # of the budget, for comparing while the tests run (the run itself may take a little more)
+_LIVE_GRACE = 0.25  # more of it, for the tests to finish once the comparing stopped
 
 Row = list[str]  # [reference, reference again, fix, fix again] ("" where not run)
 
@@ -78,47 +86,84 @@ class _Tally:
     agree: int = 0
     timeout: int = 0  # the reference timed out: left out
     inconsistent: int = 0  # the reference behaved differently on two runs of the same call: left out
-    wrong: list[tuple[SealedCall, str, str]] = dataclasses.field(default_factory=list)
+    wrong: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # (call shown, reference, fix)
 
-    def add(self, call: SealedCall, row: Row) -> None:
+    def add(self, shown: str, row: Row) -> None:
         first, again, mine, mine_again = row
         if first == _TIMEOUT:
             self.timeout += 1
         elif first != again:
             self.inconsistent += 1
         elif mine != first or mine_again != first:
-            self.wrong.append((call, first, mine if mine != first else mine_again))
+            self.wrong.append((shown, first, mine if mine != first else mine_again))
         else:
             self.agree += 1
+
+    @property
+    def compared(self) -> int:
+        return self.agree + len(self.wrong)
 
 
 def judge(worker: Worker, fix: str, given: Sequence[SealedCall], min_calls: int, budget: float) -> dict[str, Any]:
     """The verdict on ``fix``: ``status`` (correct, wrong or unjudged), ``correct``, ``judged_calls``,
     ``agreement``, the inputs used and left out, and a ``counterexample`` when wrong."""
     deadline = time.monotonic() + budget
+    live, live_inputs = _live(worker, fix, budget) if "live" in worker.jobs else (None, {})
     status, made = worker.call("widen", [call.to_plain() for call in given], _GENERATED,
-                               timeout=min(10.0, budget / 3), read=sealed_list)
+                               timeout=max(0.5, min(10.0, (deadline - time.monotonic()) / 3)), read=sealed_list)
     generated: list[SealedCall] = made if status == "ok" else []
     calls = [*given, *generated]
     tally = _Tally()
     rows, not_run = _run(worker, fix, calls, deadline)
     for call, row in rows:
-        tally.add(call, row)
-    compared = tally.agree + len(tally.wrong)
+        tally.add(call.shown, row)
+    best = max([tally, *([live] if live else [])], key=lambda t: t.compared)
     verdict: dict[str, Any] = {
-        "judged_calls": compared, "agreement": f"{tally.agree}/{compared}",
+        "judged_calls": best.compared, "agreement": f"{best.agree}/{best.compared}",
         "inputs": {"given": len(given), "generated": len(generated), "reference_timeout": tally.timeout,
-                   "reference_inconsistent": tally.inconsistent, "not_run": not_run},
+                   "reference_inconsistent": tally.inconsistent, "not_run": not_run, **live_inputs},
     }
-    if tally.wrong:
-        call, expected, got = tally.wrong[0]
+    wrong = [*tally.wrong, *(live.wrong if live else [])]
+    if wrong:
+        shown, expected, got = wrong[0]
         return {**verdict, "status": "wrong", "correct": False,
-                "counterexample": f"f({call.shown}): reference {expected[:200]}, fix {got[:200]}"}
-    if compared < min_calls:
+                "counterexample": f"f({shown}): reference {expected[:200]}, fix {got[:200]}"}
+    if best.compared < min_calls:
         return {**verdict, "status": "unjudged", "correct": None,
-                "reason": f"compared on {compared} call(s) where the reference behaved consistently, "
-                             f"fewer than the {min_calls} a judgement needs"}
+                "reason": _unjudged(best.compared, min_calls, live_inputs)}
     return {**verdict, "status": "correct", "correct": True}
+
+
+def _live(worker: Worker, fix: str, budget: float) -> tuple[_Tally | None, dict[str, Any]]:
+    """The tally of the ``"live"`` job (``None`` if it did not finish) and what it says of its inputs."""
+    status, value = worker.call("live", fix, _LIVE_SHARE * budget, timeout=(_LIVE_SHARE + _LIVE_GRACE) * budget,
+                                read=read_live)
+    if status != "ok":
+        return None, {"live": f"{status}: {value}" if value else status}
+    tally = _Tally()
+    for shown, *row in value["rows"]:
+        tally.add(shown, row)
+    seen = {"calls_seen": value["seen"], "in_tests": value["in_tests"], "crossed": value["crossed"],
+            "built": value["built"], "uncopyable": value["uncopyable"], "reference_timeout": tally.timeout,
+            "reference_inconsistent": tally.inconsistent, "tests": value["tests"][:300]}
+    return tally, {"live": seen}
+
+
+def _unjudged(compared: int, min_calls: int, live: dict[str, Any]) -> str:
+    """Why a fix is unjudged: how many calls could be compared, and what the live judgement saw."""
+    reason = (f"compared on {compared} call(s) where the reference behaved consistently, "
+              f"fewer than the {min_calls} a judgement needs")
+    seen = live.get("live")
+    if isinstance(seen, str):
+        return f"{reason}; the judgement while the tests ran did not finish ({seen})"
+    if isinstance(seen, dict):
+        if not seen["calls_seen"]:
+            return f"{reason}; the tests never called the target on the main thread while the fix was judged"
+        left = [f"{seen[key]} {text}" for key, text in (
+            ("uncopyable", "whose inputs could not be copied"), ("reference_inconsistent", "where the reference "
+             "changed its mind between two runs"), ("reference_timeout", "where the reference timed out")) if seen[key]]
+        return f"{reason}; of the calls made while the tests ran, left out: {', '.join(left) or 'none'}"
+    return reason
 
 
 def _run(worker: Worker, fix: str, calls: Sequence[SealedCall],

@@ -38,6 +38,7 @@ from .._source import definition
 from .._target import Target
 from .._unwrap import unwrap
 from ._judge import DEFAULT_MIN_CALLS, jobs, judge
+from ._live import live_job
 from ._manifest import Task
 from ._order import Order, order_dependence
 
@@ -119,8 +120,9 @@ def _worker(target: Target, tests: PytestTests, reference: tuple[str, types.Func
         # A method's reference runs as a method of the task's own class: its super() and the classes it
         # makes are the ones the fix sees (the pristine copy's class is another class of the same name).
         ref = target.compile(ref_source)
-    return Worker({"trace": trace_job(target, fine, _TEST_TIMEOUT), "reference": on_reference,
-                   **(jobs(target, ref) if ref is not None else {})}, trusted={"trace"})
+    judging = {**jobs(target, ref), "live": live_job(target, ref_source, [tests])} if ref is not None else {}
+    return Worker({"trace": trace_job(target, fine, _TEST_TIMEOUT), "reference": on_reference, **judging},
+                  trusted={"trace"})
 
 
 def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: list[Proposer], deadline: float,
