@@ -138,3 +138,19 @@ def test_state_is_written_out_without_addresses_or_cycles() -> None:
         node = Node()
         copied = fresh(((node,), {}))[0][0]
         assert copied is not node and copied.lock is not node.lock and copied.me is copied
+
+
+class _ByName:
+    """Pickles by name, as functions and decorator wrappers do: a deep copy would be the object itself."""
+
+    def __init__(self) -> None:
+        self.cache: dict[int, int] = {}
+
+    def __reduce__(self) -> str:
+        return "_ByName"
+
+
+def test_an_object_that_copies_as_itself_is_copied_by_its_state() -> None:
+    wrapper = _ByName()
+    (copied,), _ = fresh(((wrapper,), {}))
+    assert type(copied) is _ByName and copied is not wrapper and copied.cache is not wrapper.cache

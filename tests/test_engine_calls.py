@@ -20,6 +20,8 @@ from regrow._engine._calls import (
     LookupStyle,
     MemberSwap,
     MethodAdded,
+    MethodLookup,
+    OwnMember,
     PositionAdded,
 )
 from regrow._engine._core import OffByOne
@@ -91,6 +93,42 @@ def test_an_attribute_of_a_named_module_alike_in_name() -> None:
     assert not [text for text in found if "insort" in text and "insort_right" not in text]  # nothing unalike
 
 
+class _Multi(dict):  # type: ignore[type-arg]
+    def getlist(self, key: object, default: object = None) -> list[object]:
+        return [self[key]] if key in self else []
+
+    def add(self, key: object, value: object) -> None:
+        self[key] = value
+
+    def todict(self) -> dict[object, object]:
+        return {k: self[k] for k in self}
+
+
+class _Random:
+    def __init__(self, choice: Callable[[list[int]], int]) -> None:
+        self.__choice = choice
+
+    def choose(self, items: list[int]) -> int:
+        import random
+        return random.choice(items)
+
+
+def test_a_lookup_of_the_class_s_own_for_a_subscript() -> None:
+    module = Module.of(Target.of(_Multi.todict))
+    assert module.unary == ["getlist"]  # add takes two
+    source = "def todict(self):\n    return {k: self[k] for k in self}\n"
+    assert made(MethodLookup(), source, module) == [source.replace("self[k]", "self.getlist(k)")]
+    assert made(MethodLookup(), "def f(self, d):\n    return d[1]\n", module) == []  # not self
+
+
+def test_the_instance_s_own_member_for_a_value_of_the_module() -> None:
+    module = Module.of(Target.of(_Random.choose))
+    assert "__choice" in module.members
+    source = "def choose(self, items):\n    return random.choice(items)\n"
+    assert made(OwnMember(), source, module) == [source.replace("random.choice", "self.__choice")]
+    assert made(OwnMember(), "def f(items):\n    return random.choice(items)\n", module) == []  # no self
+
+
 def test_a_parameter_for_a_none() -> None:
     source = "def first(items, key=None, default=None):\n    return next(filter(key, items), None)\n"
     found = made(LostUse(), source)
@@ -160,6 +198,7 @@ def test_builtins_take_no_off_by_one_argument() -> None:
 
 
 @pytest.mark.parametrize("op", [KeywordFromModule(), ArgumentAdded(), MemberSwap(), LostUse(), MethodAdded(),
-                                AttributeAdded(), Override(), NextElement(), LookupStyle(), PositionAdded()])
+                                AttributeAdded(), Override(), NextElement(), LookupStyle(), PositionAdded(),
+                                MethodLookup(), OwnMember()])
 def test_nothing_without_a_site_of_its_kind(op: Operator) -> None:
     assert made(op, "def f(a, b):\n    return a + b\n") == []

@@ -40,14 +40,37 @@ class Uncopyable(Exception):
 def fresh(inputs: tuple[tuple[Any, ...], dict[str, Any]]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """A deep copy of a call's arguments; :class:`Uncopyable` when there is none that shares nothing
     mutable with ``inputs`` at the top (a ``__deepcopy__`` that returns the object itself, say)."""
+    memo: dict[int, Any] = {}
     try:
-        args, kwargs = copy.deepcopy(inputs)
+        for value in [*inputs[0], *inputs[1].values()]:
+            if _by_name(value):
+                memo[id(value)] = _by_state(value, memo)
+        args, kwargs = copy.deepcopy(inputs, memo)
     except Exception as exc:
         raise Uncopyable(f"{type(exc).__name__}: {exc}") from exc
     for mine, theirs in zip([*args, *kwargs.values()], [*inputs[0], *inputs[1].values()], strict=False):
         if mine is theirs and not isinstance(mine, (*_PLAIN, *_NAMED, frozenset, range)) and not _frozen(mine):
             raise Uncopyable(f"a copy of a {type(mine).__name__} is the object itself")
     return tuple(args), dict(kwargs)
+
+
+def _by_name(value: Any) -> bool:
+    """An object with state of its own that copies as itself: it pickles by name, as a function does (a
+    decorator's wrapper object, say)."""
+    if isinstance(value, (*_PLAIN, *_NAMED)) or not isinstance(getattr(value, "__dict__", None), dict):
+        return False
+    try:
+        return isinstance(value.__reduce_ex__(4), str)
+    except Exception:
+        return False
+
+
+def _by_state(value: Any, memo: dict[int, Any]) -> Any:
+    """A new object of ``value``'s class with a deep copy of its ``__dict__``."""
+    made = object.__new__(type(value))
+    memo[id(value)] = made
+    made.__dict__.update(copy.deepcopy(value.__dict__, memo))
+    return made
 
 
 def _frozen(value: Any) -> bool:

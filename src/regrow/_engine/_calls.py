@@ -182,5 +182,39 @@ class LookupStyle:
             yield ast.Call(ast.Attribute(node.value, "get", ast.Load()), [node.slice], [])
 
 
+class MethodLookup:
+    """``self[k]`` → ``self.m(k)`` for a method ``m`` of the class that takes one argument: a class
+    with a lookup of its own meant it (``self.getlist(k)``: every value of a key, not the last)."""
+
+    name, tier, prior = "lookup-method", 2, 4
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) \
+                and node.value.id == "self" and scope.params[:1] == ["self"] \
+                and not isinstance(node.slice, (ast.Slice, ast.Tuple, ast.Starred)):
+            for method in scope.module.unary[:_MAX_METHODS]:
+                yield ast.Call(ast.Attribute(load("self"), method, ast.Load()), [node.slice], [])
+
+
+class OwnMember:
+    """A value of the module → the instance's own of the same name: ``random.choice`` → ``self.__choice``
+    where the class keeps one (set from an argument, so that a caller can replace the default)."""
+
+    name, tier, prior = "own-member", 2, 4
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if scope.params[:1] != ["self"] or not isinstance(getattr(node, "ctx", None), ast.Load):
+            return
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id != "self":
+            name = node.attr if node.value.id not in scope.variables else ""
+        else:
+            name = node.id if isinstance(node, ast.Name) and node.id not in scope.variables else ""
+        for member in [*scope.module.members, *scope.module.methods] if name else []:
+            if member != name and member.lstrip("_") == name.lstrip("_"):
+                yield ast.Attribute(load("self"), member, ast.Load())
+
+
 CALLS: list[Operator] = [KeywordFromModule(), PositionAdded(), ArgumentAdded(), MemberSwap(), MethodAdded(),
-                         AttributeAdded(), LookupStyle()]
+                         AttributeAdded(), LookupStyle(), MethodLookup(), OwnMember()]

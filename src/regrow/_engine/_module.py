@@ -37,6 +37,7 @@ class Module:
     attributes: list[str] = dataclasses.field(default_factory=list)  # ``x.name`` written in the module, most first
     members: list[str] = dataclasses.field(default_factory=list)  # data of the method's own class (``self.name``)
     methods: list[str] = dataclasses.field(default_factory=list)  # methods of the method's own class
+    unary: list[str] = dataclasses.field(default_factory=list)  # those of them that take one argument
     keywords: dict[str, list[ast.keyword]] = dataclasses.field(default_factory=dict)  # by callee, most first
     bare_calls: list[str] = dataclasses.field(default_factory=list)  # methods called without arguments, most first
     arity: dict[str, int] = dataclasses.field(default_factory=dict)  # positional parameters of module functions
@@ -51,7 +52,8 @@ class Module:
         attributes, keywords, bare_calls = _usage(tree)
         members, methods = _members(owner, tree)
         return cls(*_definitions(namespace, target.module, target.name), _constants(namespace), _literals(tree),
-                   attributes=attributes, members=members, methods=methods, keywords=keywords,
+                   attributes=attributes, members=members, methods=methods, unary=_unary(owner, methods),
+                   keywords=keywords,
                    bare_calls=bare_calls,
                    arity=_arity(namespace, target.module), namespace=namespace)
 
@@ -172,6 +174,20 @@ def _members(owner: type | None, tree: ast.Module | None) -> tuple[list[str], li
 
     methods = kept([name for name, value in own if callable(value) or isinstance(value, (classmethod, staticmethod))])
     return [name for name in kept([*names, *(name for name, _ in own)]) if name not in methods], methods
+
+
+def _unary(owner: type | None, methods: list[str]) -> list[str]:
+    """The methods of ``owner`` (plain functions) that can be called with one argument besides ``self``."""
+    found = []
+    for name in methods if owner is not None else []:
+        value = inspect.getattr_static(owner, name, None)
+        if not isinstance(value, types.FunctionType):
+            continue
+        code = value.__code__
+        required = code.co_argcount - len(value.__defaults__ or ())
+        if code.co_argcount >= 2 and required <= 2 and code.co_kwonlyargcount <= len(value.__kwdefaults__ or {}):
+            found.append(name)
+    return found
 
 
 def _arity(namespace: dict[str, Any], module: str) -> dict[str, int]:
