@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -77,14 +79,15 @@ def test_verdicts_come_back_in_order_and_a_restart_drops_what_ran_ahead() -> Non
     first = Worker({"square": slow_square})
     with Judges(first, 3) as judges:
         assert len(judges.workers) == 3
-        verdicts = judges.verdicts(range(10), lambda worker, n: worker.call("square", n, timeout=5)[1])
+        verdicts = judges.verdicts(range(10), lambda worker, n: worker.send("square", n, timeout=5),
+                                   lambda n, outcome: outcome[1])
         seen = []
         for item, value in verdicts:
             seen.append((item, value))
             if item == 2:  # what was handed out after 2 is dropped unread; the search goes on from 100
                 verdicts.restart(iter([100, 101]))
         assert seen == [(0, 0), (1, 1), (2, 4), (100, 10000), (101, 10201)]
-        # every worker's child still answers after the threads that forked some of them went idle
+        # every worker's child still answers, with nothing of the dropped jobs left to take
         assert all(worker.call("square", 3, timeout=5) == ("ok", 9) for worker in judges.workers)
 
 
@@ -96,10 +99,78 @@ def boom(x: int) -> int:
 
 def test_a_worker_killed_mid_search_is_replaced_and_the_order_kept() -> None:
     with Judges(Worker({"boom": boom}), 2) as judges:
-        got = [(item, status) for item, (status, _) in
-               judges.verdicts(range(8), lambda worker, n: worker.call("boom", n, timeout=5))]
+        got = [(item, status) for item, status in
+               judges.verdicts(range(8), lambda worker, n: worker.send("boom", n, timeout=5),
+                               lambda n, outcome: outcome[0])]
     assert [item for item, _ in got] == list(range(8))
     assert [status for _, status in got] == ["ok"] * 4 + ["crashed"] + ["ok"] * 3
+
+
+def late_exit(x: int) -> int:
+    if x == 1:  # answers, then kills its child while the next job runs there
+        threading.Timer(0.05, os._exit, (4,)).start()
+    time.sleep(0.2 if x == 2 else 0)
+    return x
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="pipelined jobs need fork")
+def test_a_death_that_an_earlier_job_caused_is_not_charged_to_the_next_one() -> None:
+    # Two jobs wait in a child's pipe at once; the child dies while running the second, killed by what
+    # the first left behind. The second runs again in a fresh child, where it passes: only a job that
+    # kills a child it ran in first is charged with the death.
+    with Worker({"late": late_exit}) as worker:
+        for n in (1, 2, 3):
+            worker.send("late", n, timeout=5)
+        assert [worker.take() for _ in range(3)] == [("ok", 1), ("ok", 2), ("ok", 3)]
+        assert worker.forks == 2
+        assert worker.call("late", 3, timeout=5) == ("ok", 3)
+
+
+def hang_or_echo(x: int) -> int:
+    while x == 0:
+        pass
+    return x
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="pipelined jobs need fork")
+def test_an_overrun_costs_the_job_that_overran_and_the_one_queued_behind_it_runs_in_a_fresh_child() -> None:
+    with Worker({"job": hang_or_echo}) as worker:
+        worker.send("job", 0, timeout=0.3)
+        worker.send("job", 7, timeout=5)
+        assert worker.depth == 2 and worker.busy == 2
+        assert worker.take() == ("timeout", None)
+        assert worker.take() == ("ok", 7)
+        assert worker.forks == 2 and worker.busy == 0
+
+
+def forge(x: int) -> int:
+    if x == 1:  # a frame that claims to answer a later job, written on the reply pipe
+        from regrow._sandbox._channel import encode, write_frame
+
+        for fd in range(3, 64):
+            with contextlib.suppress(OSError):
+                write_frame(fd, encode({"kind": "result", "seq": 99, "status": "ok", "value": 42}, 1 << 20))
+    return x
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="pipelined jobs need fork")
+def test_a_frame_for_another_job_ends_the_job_that_sent_it_as_crashed() -> None:
+    with Worker({"forge": forge}, trusted={"forge"}) as worker:  # trusted: the guard would refuse the writes
+        for n in (1, 2):
+            worker.send("forge", n, timeout=5)
+        first, second = worker.take(), worker.take()
+    assert first[0] == "crashed" and "forged" in first[1]
+    assert second == ("ok", 2)
+
+
+def test_call_refuses_to_run_while_sent_jobs_wait_to_be_taken() -> None:
+    with Worker({"one": lambda: 1}) as worker:
+        worker.send("one", timeout=5)
+        with pytest.raises(RuntimeError, match="take"):
+            worker.call("one", timeout=5)
+        assert worker.take() == ("ok", 1)
+        with pytest.raises(RuntimeError, match="no job sent"):
+            worker.take()
 
 
 def test_a_spent_candidate_budget_is_reported_as_such_not_as_an_exhausted_search() -> None:

@@ -2,6 +2,7 @@
 
 from ._edits import Insert, Operator, Replacement
 from ._operators import OPERATORS
-from ._search import Engine, Stats
+from ._plan import Stats
+from ._search import Engine
 
 __all__ = ["OPERATORS", "Engine", "Insert", "Operator", "Replacement", "Stats"]

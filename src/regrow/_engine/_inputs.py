@@ -27,7 +27,8 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, AnyStr
 
-from ._worker import Overrun, Worker, time_limit
+from ._serve import Overrun, time_limit
+from ._worker import Worker
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
 _MAX_SHOWN = 2000

@@ -7,19 +7,22 @@ the search decides (counts its budget, finds its first plausible candidate, stop
 worker would. What runs ahead of that order is speculation: a verdict the search no longer wants
 (it stopped, or changed what it looks for with :meth:`Verdicts.restart`) is dropped unread.
 
-Host threads only wait on the workers' pipes; the candidates run in the children. With one worker,
-or where there is no ``fork`` (the in-process fallback has one live function to swap), candidates
-are judged one at a time on the calling thread.
+One host thread drives every worker: it keeps two jobs in each child's pipe, so a child starts its
+next candidate the moment it answers one, and waits on all their pipes at once. The host does
+little per candidate (the workers make the candidates' text too, see :mod:`._plan`), so it keeps
+N children busy on N cores. Where there is no ``fork`` (the in-process fallback has one live
+function to swap), candidates are judged one at a time in this process.
 """
 
 from __future__ import annotations
 
 import collections
-import concurrent.futures
+import dataclasses
 import os
-import queue
+import select
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .._checks import Check
 from ._localize import Spectrum
@@ -28,7 +31,7 @@ from ._worker import Worker
 T = TypeVar("T")
 V = TypeVar("V")
 
-_AHEAD = 4  # candidates in flight per worker: a slow one must not leave the other workers idle
+_AHEAD = 4  # candidates handed out per worker: one slow candidate must not leave the other workers idle
 
 
 def cores() -> int:
@@ -62,22 +65,18 @@ class Judges:
         self.first = first
         self.workers = [first, *(Worker(first.jobs, fork=True, trusted=first.trusted, fresh=first.fresh)
                                  for _ in range(count - 1))]
-        # The threads live as long as the workers: a child dies with the thread that forked it (its
-        # parent-death signal), and a worker may respawn its child on any of them.
-        self._pool = (concurrent.futures.ThreadPoolExecutor(count, thread_name_prefix="regrow-judge")
-                      if count > 1 else None)
 
     @property
     def forks(self) -> int:
         return sum(worker.forks for worker in self.workers)
 
-    def verdicts(self, items: Iterable[T], judge: Callable[[Worker, T], V]) -> Verdicts[T, V]:
-        """``(item, judge(worker, item))`` for each item, in the order of ``items``."""
-        return Verdicts(self.workers, self._pool, items, judge)
+    def verdicts(self, items: Iterable[T], send: Callable[[Worker, T], None],
+                 settle: Callable[[T, tuple[str, Any]], V]) -> Verdicts[T, V]:
+        """``(item, settle(item, outcome))`` for each item, in the order of ``items``: ``send(worker, item)``
+        hands the item's one job to a worker, and ``outcome`` is what :meth:`Worker.take` gave for it."""
+        return Verdicts(self.workers, items, send, settle)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
         for worker in self.workers:
             worker.close()
 
@@ -88,70 +87,80 @@ class Judges:
         self.close()
 
 
+@dataclasses.dataclass
+class _Slot(Generic[T]):
+    item: T
+    outcome: tuple[str, Any] | None = None
+
+
 class Verdicts(Generic[T, V]):
     """The verdicts of :meth:`Judges.verdicts`, an iterator; :meth:`restart` swaps the items still to come."""
 
-    def __init__(self, workers: list[Worker], pool: concurrent.futures.Executor | None, items: Iterable[T],
-                 judge: Callable[[Worker, T], V]) -> None:
-        self._judge = judge
+    def __init__(self, workers: list[Worker], items: Iterable[T], send: Callable[[Worker, T], None],
+                 settle: Callable[[T, tuple[str, Any]], V]) -> None:
+        self._workers = workers
         self._items: Iterator[T] = iter(items)
-        self._single = workers[0] if pool is None else None
-        self._pool = pool
-        self._free: queue.SimpleQueue[Worker] = queue.SimpleQueue()
-        for worker in workers:
-            self._free.put(worker)
+        self._send, self._settle = send, settle
         self._window = _AHEAD * len(workers)
-        self._pending: collections.deque[tuple[T, concurrent.futures.Future[V]]] = collections.deque()
-        self._dropped: list[concurrent.futures.Future[V]] = []
+        self._pending: collections.deque[_Slot[T]] = collections.deque()  # handed out and wanted, in order
+        self._queues: list[collections.deque[_Slot[T]]] = [collections.deque() for _ in workers]  # per worker
+        self._exhausted = False
 
     def __iter__(self) -> Verdicts[T, V]:
         return self
 
     def __next__(self) -> tuple[T, V]:
-        if self._single is not None:
-            item = next(self._items)
-            return item, self._judge(self._single, item)
         self._fill()
-        if not self._pending:
-            self.close()
-            raise StopIteration
-        item, future = self._pending.popleft()
-        verdict = future.result()
+        while not self._pending:
+            if self._exhausted:
+                self.close()
+                raise StopIteration
+            self._wait()  # every worker is busy with what was dropped at a restart
+            self._fill()
+        head = self._pending[0]
+        while head.outcome is None:
+            self._wait()
+        self._pending.popleft()
         self._fill()  # the workers go on while the caller looks at this verdict
-        return item, verdict
+        return head.item, self._settle(head.item, head.outcome)
 
     def restart(self, items: Iterable[T]) -> None:
         """Drop what was handed out ahead and not yet read; go on with ``items``."""
-        self._drop()
+        self._pending.clear()  # their outcomes still come back (a job in a pipe cannot be taken back), unread
         self._items = iter(items)
-
-    def _fill(self) -> None:
-        assert self._pool is not None
-        while len(self._pending) < self._window:
-            item = next(self._items, _END)
-            if item is _END:
-                return
-            self._pending.append((item, self._pool.submit(self._run, item)))  # type: ignore[arg-type]
-
-    def _run(self, item: T) -> V:
-        worker = self._free.get()
-        try:
-            return self._judge(worker, item)
-        finally:
-            self._free.put(worker)
-
-    def _drop(self) -> None:
-        pending, self._pending = self._pending, collections.deque()
-        for _, future in pending:
-            if not future.cancel():  # a verdict being reached finishes (within its time limit), unread
-                self._dropped.append(future)
+        self._exhausted = False
 
     def close(self) -> None:
         """Stop handing out items; wait for the verdicts being reached (the workers are free after)."""
-        self._drop()
-        self._items = iter(())
-        concurrent.futures.wait(self._dropped)
-        self._dropped.clear()
+        self.restart(())
+        while any(self._queues):
+            self._wait()
 
+    def _fill(self) -> None:
+        while len(self._pending) < self._window:
+            free = [i for i, worker in enumerate(self._workers) if len(self._queues[i]) < worker.depth]
+            if not free:
+                return
+            try:
+                slot = _Slot(next(self._items))
+            except StopIteration:
+                self._exhausted = True
+                return
+            at = min(free, key=lambda i: len(self._queues[i]))
+            self._queues[at].append(slot)
+            self._pending.append(slot)
+            self._send(self._workers[at], slot.item)
 
-_END = object()
+    def _wait(self) -> None:
+        """Wait until some worker answers or overruns; give each slot answered its outcome."""
+        if not any(worker.ready() for worker in self._workers):
+            fds = [fd for fd in (worker.fileno() for worker in self._workers) if fd is not None]
+            deadlines = [at for at in (worker.deadline() for worker in self._workers) if at is not None]
+            if deadlines:
+                select.select(fds, [], [], max(0.0, min(deadlines) - time.monotonic()))
+        for worker, queue in zip(self._workers, self._queues, strict=True):
+            if queue:
+                worker.pump()
+            while worker.ready():
+                queue.popleft().outcome = worker.take()
+

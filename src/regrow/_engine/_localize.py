@@ -28,7 +28,8 @@ from .._checks import Check, CheckFailed
 from .._evaluate import evaluating
 from .._target import Target
 from ._inputs import Call, SealedCall, arguments_of, seal_all
-from ._worker import Overrun, Worker, time_limit
+from ._serve import Overrun, time_limit
+from ._worker import Worker
 
 _MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memory
 _GRACE = 0.5  # seconds past a check's own limit before the worker is killed

@@ -10,157 +10,31 @@ first, so the session's own proof confirms the best one.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import functools
 import itertools
 import time
-import types
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._candidate import Candidate
-from .._checks import Check, Verdict
-from .._evaluate import evaluate
+from .._checks import Verdict
 from .._events import Event, emit
 from .._proposer import Request
 from .._target import Target, find_function
-from ._edits import EditSizes, Operator, Replacement
+from ._edits import Operator
 from ._inputs import vary_job
 from ._judges import Judges, cores, failing_first
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._module import Module
 from ._operators import OPERATORS
-from ._pairs import Coupled, pairs
+from ._plan import Edit, Plan, Stats, judge_job
 from ._rank import Evidence, behaviour_job, rank
-from ._scope import Scope, Site
-from ._splice import splice, splice_both
-from ._worker import Overrun, Worker, time_limit
+from ._scope import Scope
+from ._worker import Worker
 
 Suspicion = Callable[[int], float]
 _GRACE = 0.5  # seconds past a candidate's own limit before its worker is killed
 _TIMEOUT_WEIGHT = 25
-
-
-@dataclasses.dataclass
-class Stats:
-    """What one ``propose`` call did, for reports and benchmarks."""
-
-    edits: int = 0  # edits the operators proposed
-    candidates: int = 0  # distinct candidates that compiled
-    evaluated: int = 0  # candidates run against the checks
-    plausible: int = 0  # candidates that passed every check
-    first: int | None = None  # evaluations until the first plausible one
-    localize_seconds: float = 0.0
-    search_seconds: float = 0.0  # time spent building and checking candidates
-    candidate_timeout: float = 0.0
-    forks: int = 0  # workers started: one, plus one per candidate that had to be killed
-    jobs: int = 1  # workers that judged candidates at once
-    stopped: str = ""  # why the search ended (see Engine.stop_reason)
-
-    @property
-    def per_second(self) -> float:
-        return self.evaluated / self.search_seconds if self.search_seconds > 0 else 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "per_second": round(self.per_second, 1)}
-
-
-@dataclasses.dataclass(order=True)
-class _Edit:
-    key: tuple[int, float, int, int, int]
-    op: Operator = dataclasses.field(compare=False)
-    site: Site = dataclasses.field(compare=False)
-    new: Replacement = dataclasses.field(compare=False)
-
-
-@dataclasses.dataclass
-class Plan:
-    """The ranked edits of one target, turned into candidates on demand."""
-
-    target: Target
-    source: str
-    function: ast.FunctionDef | ast.AsyncFunctionDef
-    edits: list[_Edit]
-    spectrum: Spectrum | None
-    stats: Stats
-    keys: dict[str, tuple[object, ...]] = dataclasses.field(default_factory=dict)  # what each candidate compiles to
-
-    @functools.cached_property
-    def original_key(self) -> tuple[object, ...]:
-        return _code_key(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))
-
-    def candidates(self, max_size: Callable[[], int | None] = lambda: None, after: _Edit | None = None,
-                   judged: Iterable[Candidate] = ()) -> Iterator[tuple[Candidate, _Edit]]:
-        """Distinct compiling candidates in search order; edits larger than ``max_size()`` are skipped.
-
-        ``after`` resumes the order after that edit, as if the candidates ``judged`` had come before.
-        """
-        seen = {self.original_key, *(self.keys[candidate.source] for candidate in judged)}
-        start = 0 if after is None else next(i for i, edit in enumerate(self.edits) if edit is after) + 1
-        sizes = EditSizes()
-        for edit in self.edits[start:]:
-            limit = max_size()
-            if limit is not None and sizes(edit.site, edit.new) > limit:
-                continue
-            text = _materialise(self.source, self.function, edit, seen, self.keys)
-            if text is None:
-                continue
-            self.stats.candidates += 1
-            size = sizes(edit.site, edit.new)
-            yield Candidate(text, origin="engine", operator=edit.op.name, edit_size=size, line=edit.site.line), edit
-
-    def coupled(self) -> Iterator[tuple[Candidate, _Edit]]:
-        """Distinct compiling candidates of two edits at separate sites (see :mod:`._pairs`)."""
-        seen = {self.original_key}
-        sizes = EditSizes()
-        for first, second in pairs(self.edits):
-            text = _compiled(splice_both(self.source, self.function, [(first.site, first.new),
-                                                                     (second.site, second.new)]), seen, self.keys)
-            if text is None:
-                continue
-            self.stats.candidates += 1
-            both = Coupled(first.op, second.op)
-            size = sizes(first.site, first.new) + sizes(second.site, second.new)
-            yield (Candidate(text, origin="engine", operator=both.name, edit_size=size, line=first.site.line),
-                   _Edit(first.key, both, first.site, first.new))
-
-
-def _materialise(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef, edit: _Edit,
-                 seen: set[tuple[object, ...]], keys: dict[str, tuple[object, ...]]) -> str | None:
-    """The edited source, or ``None`` when it does not compile or compiles to a candidate already seen."""
-    try:
-        text = splice(source, function, edit.site, edit.new)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    return _compiled(text, seen, keys)
-
-
-def _compiled(text: str | None, seen: set[tuple[object, ...]], keys: dict[str, tuple[object, ...]]) -> str | None:
-    """``text`` unless it does not compile or compiles to a candidate already seen (``keys`` learns
-    what it compiles to)."""
-    if text is None:
-        return None
-    try:
-        code = compile(text, "<regrow candidate>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError):  # 'break' outside a loop and the like
-        return None
-    key = _code_key(code)
-    if key in seen:
-        return None
-    seen.add(key)
-    keys[text] = key
-    return text
-
-
-def _code_key(code: types.CodeType) -> tuple[object, ...]:
-    """What a candidate compiles to, positions left out: equal keys behave alike, however the text differs
-    (this also merges ``not a in b`` with ``a not in b``, which the compiler makes one)."""
-    consts = tuple(_code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
-                   for c in code.co_consts)
-    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
-            code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
-            code.co_exceptiontable if hasattr(code, "co_exceptiontable") else b"")
 
 
 class Engine:
@@ -212,8 +86,10 @@ class Engine:
                 yield candidate
             return
         jobs = self.jobs or request.jobs or cores()
-        with self._worker(request) as worker, Judges(worker, jobs) as judges:
+        plans: list[Plan] = []  # the judging children make candidates from the plan they inherit
+        with self._worker(request, plans) as worker, Judges(worker, jobs) as judges:
             plan = self.plan(request, worker)
+            plans.append(plan)
             self.last_stats = plan.stats
             plan.stats.jobs = len(judges.workers)
             failing_first(request.checks, plan.spectrum)  # before the judging children fork
@@ -224,17 +100,18 @@ class Engine:
         for number, evidence in enumerate(ranked, start=1):
             yield dataclasses.replace(evidence.candidate, note=evidence.note(number, len(ranked)))
 
-    def _worker(self, request: Request) -> Worker:
+    def _worker(self, request: Request, plans: list[Plan] | None = None) -> Worker:
         """A worker forked with the tests collected, ready to trace, judge and compare.
 
         Tracing runs only the original under the user's own checks; it needs ``sys.settrace``, which
-        the worker's audit hook refuses, so it is the one trusted job (see :class:`Worker`).
+        the worker's audit hook refuses, so it is the one trusted job (see :class:`Worker`). Judging
+        makes each candidate from the last of ``plans`` (put there before the first judging child forks).
         """
         target, checks = request.target, list(request.checks)
         fine = split_checks(checks)  # collects pytest suites now, so the child inherits them
         return Worker({
             "trace": trace_job(target, fine, self.localize_timeout),
-            "judge": lambda source, limit: _judge(target, source, checks, limit),
+            "judge": judge_job(plans if plans is not None else [], target, checks),
             "vary": vary_job,
             "behaviour": behaviour_job(target),
         }, fork=self.fork, trusted={"trace"}, fresh=self.fresh)
@@ -259,7 +136,7 @@ class Engine:
             weight = score(site.line + offset)
             for op in self.operators:
                 for k, new in enumerate(op.edits(site, scope)):
-                    edits.append(_Edit((op.tier, -weight, op.prior, site.order, k), op, site, new))
+                    edits.append(Edit((op.tier, -weight, op.prior, site.order, k), op, site, new))
         edits.sort()
         stats.edits = len(edits)
         return Plan(target, source, function, edits, spectrum, stats)
@@ -292,19 +169,33 @@ class Engine:
         deadline = request.deadline - reserve
         budget = max(request.max_candidates - len(request.history), 0)
         found: list[Evidence] = []
-        judged: list[Candidate] = []
+        seen = {plan.original}  # what the candidates read so far compile to
         since_first = 0  # counted, not timed, so that the same inputs give the same neighbourhood
+        round = 0  # the workers' own dedup holds within a round (see judge_job); a restart begins a new one
+        text = bool(request.events)  # the front-end shows every candidate the engine judged
 
         def limit() -> int | None:
             return found[0].candidate.edit_size if found else None
 
-        def search(after: _Edit | None = None) -> Iterator[tuple[Candidate, _Edit]]:
-            return itertools.chain(plan.candidates(limit, after, judged), _unless(found, plan.coupled))
+        def search(after: Edit | None = None) -> Iterator[Edit]:
+            return itertools.chain(plan.order(limit, after), _unless(found, plan.couples))
 
-        verdicts = judges.verdicts(search(), lambda worker, item: judge(worker, plan.target, item[0].source, timeout))
+        def send(worker: Worker, edit: Edit) -> None:
+            worker.send("judge", edit.index, None, round, timeout, text, timeout=timeout + _GRACE, read=_read_answer)
+
+        def settle(edit: Edit, outcome: tuple[str, Any]) -> dict[str, Any]:
+            status, answer = outcome
+            if status == "ok":
+                return answer  # type: ignore[no-any-return]
+            made = plan.make(edit)  # the child gave no answer: its text and code are made here (rarely)
+            return _failed(plan.target, timeout, status, answer, *(made or ("", object(), 0)))
+
+        verdicts = judges.verdicts(search(), send, settle)
         stats.stopped = ""
         try:
-            for (candidate, edit), verdict in verdicts:
+            for edit, verdict in verdicts:
+                if not verdict["made"] or verdict["key"] in seen:  # does not compile, or a candidate read before
+                    continue
                 if stats.evaluated >= budget:
                     stats.stopped = (f"candidate budget of {request.max_candidates} spent "
                                      "(raise max_candidates / --max-candidates)")
@@ -315,9 +206,11 @@ class Engine:
                 if since_first > self.neighbourhood:
                     stats.stopped = "neighbourhood of the first plausible candidate explored"
                     break
+                seen.add(verdict["key"])
+                stats.candidates += 1
                 stats.evaluated += 1
-                judged.append(candidate)
-                if request.events:  # the front-end shows every candidate the engine judged
+                candidate = plan.candidate(edit, verdict["text"], verdict["size"])
+                if request.events:
                     emit(request.events, Event("verdict", plan.target.qualname, request.attempt, candidate,
                                                Verdict(verdict["ok"], verdict["check"], verdict["reason"])))
                 if found:  # a mutant that hangs costs its whole time limit: it uses up more of the neighbourhood
@@ -329,7 +222,8 @@ class Engine:
                     stats.first = stats.evaluated
                     # What was handed out ahead was chosen without the size limit the first find sets:
                     # go on from here as one worker would have (after a pair, nothing: pairs end at a find).
-                    verdicts.restart(() if isinstance(edit.op, Coupled) else search(edit))
+                    round += 1
+                    verdicts.restart(() if edit.second is not None else search(edit))
         finally:
             verdicts.close()
         stats.plausible = len(found)
@@ -340,49 +234,43 @@ class Engine:
         return found
 
 
-def _unless(found: list[Evidence], then: Callable[[], Iterator[tuple[Candidate, _Edit]]],
-            ) -> Iterator[tuple[Candidate, _Edit]]:
-    """``then()``'s candidates while nothing is ``found``: a pair is searched only once every single edit
+def _unless(found: list[Evidence], then: list[Edit]) -> Iterator[Edit]:
+    """The pairs ``then`` while nothing is ``found``: a pair is searched only once every single edit
     failed, and the first pair that passes is the one (pairs come most likely first; among several, the
     one that changes the original least is rarely the one meant)."""
-    for pair in then():
+    if found:
+        return
+    for pair in then:
         if found:
             return
         yield pair
 
 
 def judge(worker: Worker, target: Target, source: str, timeout: float) -> dict[str, Any]:
-    """The verdict on ``source`` from the worker's ``"judge"`` job: ``{ok, check, reason}``.
+    """The verdict on ``source`` from the worker's ``"judge"`` job: ``{ok, check, reason}``."""
+    status, answer = worker.call("judge", None, source, 0, timeout, False, timeout=timeout + _GRACE,
+                                 read=_read_answer)
+    verdict = answer if status == "ok" else _failed(target, timeout, status, answer, source, "", 0)
+    return {key: verdict[key] for key in ("ok", "check", "reason")}
 
-    A call that ends without a verdict (timeout, crash, a refusal of the guard, a malformed reply)
-    is a failed verdict of the check ``"sandbox"``, with the reason.
-    """
-    status, verdict = worker.call("judge", source, timeout, timeout=timeout + _GRACE, read=_read_verdict)
-    if status == "ok":
-        return verdict  # type: ignore[no-any-return]
+
+def _failed(target: Target, timeout: float, status: str, detail: Any, text: str, key: object,
+            size: int) -> dict[str, Any]:
+    """The verdict on a candidate whose ``"judge"`` job ended without one (timeout, crash, a refusal of
+    the guard, a malformed reply): failed, of the check ``"sandbox"``, with the reason."""
     target.restore()  # an in-process evaluation cut short may not have put it back
-    why = {"timeout": f"timeout after {timeout:.2g}s", "refused": str(verdict)}.get(status, f"{status}: {verdict}")
-    return {"ok": False, "check": "sandbox", "reason": why}
+    why = {"timeout": f"timeout after {timeout:.2g}s", "refused": str(detail)}.get(status, f"{status}: {detail}")
+    return {"made": True, "key": key, "size": size, "text": text, "ok": False, "check": "sandbox", "reason": why}
 
 
-def _read_verdict(data: Any) -> dict[str, Any]:
-    """A ``"judge"`` reply from the worker, checked: ``ValueError`` unless it is a verdict."""
-    if (type(data) is not dict or set(data) != {"ok", "check", "reason"} or type(data["ok"]) is not bool
-            or type(data["check"]) is not str or type(data["reason"]) is not str):
-        raise ValueError("not a verdict: expected {ok: bool, check: str, reason: str}")
+_ANSWER = {"made": bool, "key": str, "size": int, "seen": bool, "ok": bool, "check": str, "reason": str, "text": str}
+
+
+def _read_answer(data: Any) -> dict[str, Any]:
+    """A ``"judge"`` reply from the worker, checked: ``ValueError`` unless it has the shape judge_job gives."""
+    if type(data) is not dict or type(data.get("made")) is not bool:
+        raise ValueError("not a verdict: expected {made: bool, ...}")
+    fields = ("made",) if not data["made"] else ("made", "key", "size", "seen") if data.get("seen") else tuple(_ANSWER)
+    if set(data) != set(fields) or any(type(data[field]) is not _ANSWER[field] for field in fields):
+        raise ValueError(f"not a verdict: expected the fields {', '.join(fields)}")
     return data
-
-
-def _judge(target: Target, source: str, checks: Sequence[Check], limit: float) -> dict[str, Any]:
-    """The ``"judge"`` job: whether ``source`` passes every check within ``limit`` seconds, and why not."""
-    started = time.monotonic()
-    try:
-        with time_limit(limit):
-            verdict = evaluate(target, source, checks)
-        if not verdict["ok"] and time.monotonic() - started >= limit:  # a check turned the overrun into a failure
-            raise Overrun
-        return {"ok": bool(verdict["ok"]), "check": str(verdict["check"]), "reason": str(verdict["reason"])}
-    except Overrun:
-        return {"ok": False, "check": "sandbox", "reason": f"timed out after {limit:.2g}s"}
-    finally:
-        target.restore()  # the limit may have struck while evaluate was putting the original back

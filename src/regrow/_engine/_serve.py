@@ -1,22 +1,50 @@
 """What a warm worker's child does (see :mod:`._worker`): guard itself at fork, own its descriptors,
-answer each job with a frame of plain data. Everything here runs in the child."""
+answer each job with a frame of plain data, and bound a job's steps in time. Everything here runs in
+the child."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import os
-from collections.abc import Callable, Mapping
-from typing import Any
+import signal
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NoReturn
 
 from .._pytest_runner import use_temp_root
 from .._sandbox import _guard
-from .._sandbox._afterfork import fresh_process
-from .._sandbox._channel import ChannelError, encode
+from .._sandbox._afterfork import armed_setup_ran, fresh_process
+from .._sandbox._channel import ChannelError, FrameReader, decode, encode, write_frame
 from .._sandbox._child import close_all_but, follow_cwd
 
 REPLY_LIMIT = 32 << 20  # bytes of one reply frame; a larger one (or replies that decode to more) kills the child
 MESSAGE_LIMIT = 4000
+
+_in_child = False  # set in a forked worker, where jobs run on the main thread and SIGALRM is ours
+
+
+class Overrun(BaseException):
+    """Raised inside a job step that overran the limit set with :func:`time_limit`."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the code inside with :class:`Overrun` after ``seconds`` (main thread of a worker only)."""
+    if not _in_child:
+        yield
+        return
+
+    def overrun(signum: int, frame: object) -> None:
+        raise Overrun
+
+    previous = signal.signal(signal.SIGALRM, overrun)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def child_setup(plan: _guard.Plan, ends: list[int], guarded: bool,
@@ -55,19 +83,43 @@ def own_fds(request: int, reply: int, plan: _guard.Plan) -> tuple[int, int, _gua
     return high[0], high[1], dataclasses.replace(plan, netns_fd=netns)
 
 
-def answer(jobs: Mapping[str, Callable[..., Any]], job: str, args: list[Any]) -> bytes:  # pragma: no cover
+def serve(jobs: Mapping[str, Callable[..., Any]], ends: list[int], setup: Callable[[], None],
+          limit: int) -> NoReturn:  # pragma: no cover - runs in the child
+    """The child's life: guarded already (or now, where no at-fork handler ran), run each job asked for
+    and answer, in the order asked, until the host closes the pipe."""
+    global _in_child
+    _in_child = True
+    code = 0
+    try:
+        if not armed_setup_ran():
+            setup()
+        request, reply = ends
+        reader = FrameReader(limit)
+        while data := os.read(request, 1 << 16):
+            for body in reader.feed(data):
+                message = decode(body)
+                write_frame(reply, answer(jobs, message["job"], message["args"], message["seq"]))
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def answer(jobs: Mapping[str, Callable[..., Any]], job: str, args: list[Any],
+           seq: int) -> bytes:  # pragma: no cover - runs in the child
+    """The reply frame to job ``seq``: its value, or why it failed."""
     try:
         value = jobs[job](*args)
     except BaseException as exc:  # the job's failure is an answer, not the end of the worker
-        return _error_frame(f"{type(exc).__name__}: {_text(exc)}")
+        return _error_frame(f"{type(exc).__name__}: {_text(exc)}", seq)
     try:
-        return encode({"kind": "result", "status": "ok", "value": value}, REPLY_LIMIT)
+        return encode({"kind": "result", "seq": seq, "status": "ok", "value": value}, REPLY_LIMIT)
     except ChannelError as exc:
-        return _error_frame(unfit(job, exc))
+        return _error_frame(unfit(job, exc), seq)
 
 
-def _error_frame(reason: str) -> bytes:  # pragma: no cover - runs in the child
-    return encode({"kind": "result", "status": "error", "reason": reason[:MESSAGE_LIMIT]}, REPLY_LIMIT)
+def _error_frame(reason: str, seq: int) -> bytes:  # pragma: no cover - runs in the child
+    return encode({"kind": "result", "seq": seq, "status": "error", "reason": reason[:MESSAGE_LIMIT]}, REPLY_LIMIT)
 
 
 def _text(exc: BaseException) -> str:  # pragma: no cover - runs in the child

@@ -33,56 +33,45 @@ sandbox instead (time limit only).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import gc
 import os
 import select
 import shutil
-import signal
 import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import Any, NoReturn
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 from .._sandbox import InProcessSandbox, Limits, _guard
-from .._sandbox._afterfork import arm, armed_setup_ran, disarm, regrow_locks
+from .._sandbox._afterfork import arm, disarm, regrow_locks
 from .._sandbox._base import clean
 from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
 from .._sandbox._fork import describe_exit, kill_group, wait
-from ._serve import MESSAGE_LIMIT, REPLY_LIMIT, answer, child_setup, unfit
+from ._serve import MESSAGE_LIMIT, REPLY_LIMIT, child_setup, serve, unfit
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
 _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per call; no CPU limit (it adds up)
 _REQUEST_LIMIT = 1 << 30  # requests come from the host
 
 _FORKING = threading.Lock()
-_in_child = False  # set in a forked worker, where jobs run on the main thread and SIGALRM is ours
 
 
-class Overrun(BaseException):
-    """Raised inside a job step that overran the limit set with :func:`time_limit`."""
+@dataclasses.dataclass
+class _Call:
+    """One job sent to the child, until it is answered."""
 
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the code inside with :class:`Overrun` after ``seconds`` (main thread of a worker only)."""
-    if not _in_child:
-        yield
-        return
-
-    def overrun(signum: int, frame: object) -> None:
-        raise Overrun
-
-    previous = signal.signal(signal.SIGALRM, overrun)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    job: str
+    request: bytes
+    timeout: float
+    read: Callable[[Any], Any] | None
+    seq: int
+    started: float = 0.0  # when the child began it: when it was sent to an idle child, or its predecessor answered
+    first: bool = False  # the first job of a fresh child: a death in it is its own, not something earlier left behind
 
 
 @dataclasses.dataclass
@@ -93,32 +82,7 @@ class _Child:
     scratch: str
     guarded: bool = False  # for untrusted jobs: the seccomp filter and the audit hook were in place from the start
     reader: FrameReader = dataclasses.field(default_factory=lambda: FrameReader(REPLY_LIMIT))
-    results: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # answers in the current call
-    refusals: list[Any] = dataclasses.field(default_factory=list)  # what the audit hook reported in it
-    open: bool = True  # the reply pipe has not ended
-
-    def collect(self, deadline: float) -> bool:
-        """Read frames until the answer or the end of the pipe (True) or the deadline (False).
-
-        ``ChannelError`` for a frame that is malformed, too large or cut short.
-        """
-        while self.open and not self.results:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.reply], [], [], remaining)[0]:
-                return False
-            data = os.read(self.reply, 1 << 16)
-            if not data:
-                self.open = False
-                if self.reader.pending:
-                    raise ChannelError(f"reply cut inside a frame ({self.reader.pending} bytes)")
-            for body in self.reader.feed(data):
-                frame = decode(body)
-                kind = frame.get("kind") if type(frame) is dict else None
-                if kind == "result":
-                    self.results.append(frame)
-                elif kind == "violation":
-                    self.refusals.append(frame.get("reason"))
-        return True
+    refusals: list[Any] = dataclasses.field(default_factory=list)  # what the audit hook reported in the current job
 
     def idle(self) -> bool:
         """Whether it has sent nothing since its last answer (a forged or late frame, or its end)."""
@@ -131,6 +95,11 @@ class Worker:
     Arguments and results must be plain data (dict with str keys, list, str, int, float, bool,
     None; tuples arrive as lists). ``trusted`` names the jobs that run only the user's own code
     and may need what the audit hook refuses (see the module docstring).
+
+    :meth:`call` runs one job and waits for it. :meth:`send`, :meth:`pump` and :meth:`take` keep
+    several jobs in the child's pipe, so that it starts the next the moment it answers one (see
+    :mod:`._judges`): their outcomes come back in the order sent. A child that dies, overruns or
+    forges a frame costs the job it was running; the jobs queued behind it go to a fresh child.
     """
 
     def __init__(self, jobs: Mapping[str, Callable[..., Any]], fork: bool | None = None,
@@ -141,9 +110,22 @@ class Worker:
         self.forking = hasattr(os, "fork") if fork is None else fork
         self.forks = 0  # children started, for reports
         self._child: _Child | None = None
+        self._flight: collections.deque[_Call] = collections.deque()  # sent, not yet answered, oldest first
+        self._done: collections.deque[tuple[str, Any]] = collections.deque()  # outcomes not yet taken
+        self._seq = 0
         self._netns = _guard.prepare() if self.forking else None
         self._sandbox = InProcessSandbox()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+
+    @property
+    def depth(self) -> int:
+        """How many jobs may wait in its pipe at once (one for a child per call, or in-process)."""
+        return 2 if self.forking and not self.fresh else 1
+
+    @property
+    def busy(self) -> int:
+        """Jobs sent whose outcome has not been taken."""
+        return len(self._flight) + len(self._done)
 
     def call(self, job: str, *args: Any, timeout: float,
              read: Callable[[Any], Any] | None = None) -> tuple[str, Any]:
@@ -154,85 +136,196 @@ class Worker:
         ``TypeError``, ``KeyError``) when it has the wrong shape, which ends the call as ``crashed``.
         Arguments that are not plain data raise :class:`ChannelError` here, in the host.
         """
+        with self._lock:
+            if self.busy:
+                raise RuntimeError("Worker.call with jobs sent and not taken: take() their outcomes first")
+            self.send(job, *args, timeout=timeout, read=read)
+            return self.take()
+
+    def send(self, job: str, *args: Any, timeout: float, read: Callable[[Any], Any] | None = None) -> None:
+        """Hand one job to the child (see :meth:`call` for the arguments); :meth:`take` gives its outcome."""
         if job not in self.jobs:
             raise KeyError(f"the worker has no job named {job!r}")
         with self._lock:
             if not self.forking:
-                check_plain(list(args))
-                outcome = self._sandbox.call(self.jobs[job], *args, limits=Limits(timeout=timeout))
-                if outcome.status == "timeout":
-                    return "timeout", None
-                if not outcome.ok:
-                    return "error", outcome.reason()
+                self._done.append(self._here(job, list(args), timeout, read))
+                return
+            if self._flight and (self.fresh or (job in self.trusted) != (self._flight[0].job in self.trusted)):
+                self._drain()  # one job at a time in a child per call, and a child is of one kind
+            self._seq += 1
+            request = encode({"job": job, "args": list(args), "seq": self._seq}, _REQUEST_LIMIT, checked=False)
+            call = _Call(job, request, timeout, read, self._seq)
+            self._flight.append(call)
+            self._start([call])
+
+    def take(self) -> tuple[str, Any]:
+        """The outcome of the oldest job sent and not yet taken, waiting for it."""
+        with self._lock:
+            while not self._done:
+                if not self._flight:
+                    raise RuntimeError("Worker.take with no job sent")
+                self.wait(self._flight[0].started + self._flight[0].timeout)
+            return self._done.popleft()
+
+    def ready(self) -> int:
+        """How many outcomes can be taken without waiting."""
+        return len(self._done)
+
+    def fileno(self) -> int | None:
+        """What to wait on (``select``) for the child's next frame; ``None`` when no job is running."""
+        return self._child.reply if self._child is not None and self._flight else None
+
+    def deadline(self) -> float | None:
+        """When the job running now overruns (``None`` when none is running)."""
+        return self._flight[0].started + self._flight[0].timeout if self._flight else None
+
+    def wait(self, until: float) -> None:
+        """Wait for the child's next frame until ``until`` (at most), then :meth:`pump`."""
+        fd = self.fileno()
+        if fd is not None:
+            remaining = min(until, self.deadline() or until) - time.monotonic()
+            if remaining > 0:
+                select.select([fd], [], [], remaining)
+        self.pump()
+
+    def pump(self) -> None:
+        """Read what the child has sent, without waiting: settle the jobs it answered, died in or overran."""
+        with self._lock:
+            while self._flight and self._child is not None:
+                child = self._child
                 try:
-                    check_plain(outcome.value)
-                except ChannelError as exc:
-                    return "error", unfit(job, exc)
-                return _accept(job, outcome.value, read)
-            request = encode({"job": job, "args": list(args)}, _REQUEST_LIMIT, checked=False)
-            try:
-                return self._call_child(job, request, timeout, read)
-            finally:
-                if self.fresh:
-                    self._kill()
+                    if not select.select([child.reply], [], [], 0)[0]:
+                        break
+                    data = os.read(child.reply, 1 << 16)
+                    if not data:
+                        if child.reader.pending:
+                            raise ChannelError(f"reply cut inside a frame ({child.reader.pending} bytes)")
+                        self._died("")
+                        continue
+                    for body in child.reader.feed(data):
+                        if not self._frame(child, decode(body)):
+                            break
+                except (ChannelError, MemoryError) as exc:  # a child that forges or floods the channel
+                    self._fail("crashed", clean(f"malformed reply from the worker: {exc or type(exc).__name__}"))
+                except OSError as exc:
+                    self._died(f"; {exc}")
+            if self._flight and time.monotonic() >= self._flight[0].started + self._flight[0].timeout:
+                refused = _refusals(self._child.refusals) if self._child is not None else ""
+                self._fail("refused", refused) if refused else self._fail("timeout", None)
 
     def renew(self) -> None:
         """End the child: the next call runs in a fresh one, forked from this process as it is now."""
         with self._lock:
+            self._drain()
             self._kill()
 
-    def _call_child(self, job: str, request: bytes, timeout: float,
-                    read: Callable[[Any], Any] | None) -> tuple[str, Any]:
-        child = self._ready(job)
+    # -- the host's side of the channel -------------------------------------------------------
+
+    def _here(self, job: str, args: list[Any], timeout: float, read: Callable[[Any], Any] | None) -> tuple[str, Any]:
+        """Run a job in this process, under the in-process sandbox (where there is no ``fork``)."""
+        check_plain(args)
+        outcome = self._sandbox.call(self.jobs[job], *args, limits=Limits(timeout=timeout))
+        if outcome.status == "timeout":
+            return "timeout", None
+        if not outcome.ok:
+            return "error", outcome.reason()
         try:
-            write_frame(child.request, request)
-            done = child.collect(time.monotonic() + timeout)
-        except (ChannelError, MemoryError) as exc:  # a child that forges or floods the channel
-            self._kill()
-            return "crashed", clean(f"malformed reply from the worker: {exc or type(exc).__name__}")
-        except OSError as exc:
-            kind, died = self._end()
-            return ("refused" if kind == "refused" else "crashed"), clean(f"the worker died: {died}; {exc}")
-        refused, results = _refusals(child.refusals), child.results
-        if not done:
-            self._kill()
-            return ("refused", refused) if refused else ("timeout", None)
-        if not results:  # it closed its end of the pipe: it died, or a candidate closed the pipe
-            kind, died = self._end()
-            if refused or kind == "refused":
-                return "refused", refused or f"refused {died}"
-            return "crashed", f"the worker died: {died}"
-        if len(results) > 1:
-            self._kill()
-            return "crashed", f"the worker sent {len(results)} replies to one call (a forged frame?)"
-        answer = results[0]
-        status = answer.get("status")
-        if not (status == "ok" and "value" in answer) and not (status == "error" and type(answer.get("reason")) is str):
-            self._kill()
-            return "crashed", "malformed reply from the worker: not an answer"
-        if refused:
-            return "refused", refused
-        if status == "error":
-            return "error", clean(answer["reason"], MESSAGE_LIMIT)
-        outcome = _accept(job, answer["value"], read)
-        if outcome[0] == "crashed":
-            self._kill()
-        return outcome
+            check_plain(outcome.value)
+        except ChannelError as exc:
+            return "error", unfit(job, exc)
+        return _accept(job, outcome.value, read)
 
-    def _ready(self, job: str) -> _Child:
-        """The child to run ``job`` in: a fresh one if there is none, if it is guarded for the other kind of
+    def _start(self, calls: list[_Call]) -> None:
+        """Write ``calls`` to the child: a fresh one if there is none, if it is guarded for the other kind of
         job (a trusted job needs one without the hook; any other one fully guarded from its first
-        instruction), or if it wrote something between calls (a forged or late frame)."""
-        guarded = job not in self.trusted
+        instruction), or if it wrote something since its last answer (a forged or late frame)."""
+        guarded = calls[0].job not in self.trusted
         child = self._child
-        if child is not None and (child.guarded != guarded or not child.idle()):
+        if child is not None and len(self._flight) == len(calls) and (child.guarded != guarded or not child.idle()):
             self._kill()
             child = None
         if child is None:
             child = self._child = self._spawn(guarded)
-        child.results.clear()
+            calls[0].first = len(self._flight) == len(calls)
+        if len(self._flight) == len(calls):
+            calls[0].started = time.monotonic()
+        try:
+            for call in calls:
+                write_frame(child.request, call.request)
+        except OSError as exc:  # it died before reading them
+            self._died(f"; {exc}")
+
+    def _frame(self, child: _Child, frame: Any) -> bool:
+        """Take one frame of the child's; False once the child was replaced (its later frames are void)."""
+        kind = frame.get("kind") if type(frame) is dict else None
+        if kind == "violation":
+            child.refusals.append(frame.get("reason"))
+            return True
+        if kind != "result":
+            return True
+        call = self._flight[0]
+        status = frame.get("status")
+        if frame.get("seq") != call.seq:
+            self._fail("crashed", "the worker answered another call than the one it was running (a forged frame?)")
+            return False
+        if not (status == "ok" and "value" in frame) and not (status == "error" and type(frame.get("reason")) is str):
+            self._fail("crashed", "malformed reply from the worker: not an answer")
+            return False
+        refused = _refusals(child.refusals)
         child.refusals.clear()
-        return child
+        if refused:
+            outcome: tuple[str, Any] = ("refused", refused)
+        elif status == "error":
+            outcome = ("error", clean(frame["reason"], MESSAGE_LIMIT))
+        else:
+            outcome = _accept(call.job, frame["value"], call.read)
+            if outcome[0] == "crashed":
+                self._fail(*outcome)
+                return False
+        self._settle(outcome)
+        if self.fresh:
+            self._kill()
+            return False
+        return True
+
+    def _settle(self, outcome: tuple[str, Any]) -> None:
+        self._flight.popleft()
+        self._done.append(outcome)
+        if self._flight:
+            self._flight[0].started = time.monotonic()  # the child goes straight on to the next
+
+    def _fail(self, status: str, detail: Any) -> None:
+        """The running job ends as ``status``; the child is killed and the jobs behind it go to a fresh one."""
+        self._kill()
+        self._settle((status, detail))
+        self._resend()
+
+    def _died(self, detail: str) -> None:
+        """The child closed its reply pipe. The job it was running is charged with its death, unless the
+        child had run others before it (a thread one of them left could have killed it): then that
+        job runs again in a fresh child, which tells."""
+        child = self._child
+        status = wait(child.pid, time.monotonic() + 0.5) if child is not None else None
+        refused = _refusals(child.refusals) if child is not None else ""
+        self._kill(reaped=status is not None)
+        if not self._flight[0].first and not refused:
+            self._resend()
+            return
+        kind, died = describe_exit(status) if status is not None else ("crashed", "it closed its reply pipe; killed")
+        if refused or kind == "refused":
+            self._settle(("refused", refused or f"refused {died}"))
+        else:
+            self._settle(("crashed", f"the worker died: {died}{detail}"))
+        self._resend()
+
+    def _resend(self) -> None:
+        if self._flight:
+            self._start(list(self._flight))
+
+    def _drain(self) -> None:
+        """Wait until every job sent has an outcome (kept for :meth:`take`)."""
+        while self._flight:
+            self.wait(self._flight[0].started + self._flight[0].timeout)
 
     def _spawn(self, guarded: bool) -> _Child:
         scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-worker-"))
@@ -263,20 +356,11 @@ class Worker:
             if pid != 0:
                 _FORKING.release()
         if pid == 0:  # pragma: no cover - runs in the child, which never returns
-            _serve(self.jobs, ends, setup)
+            serve(self.jobs, ends, setup, _REQUEST_LIMIT)
         os.close(request_r)
         os.close(reply_w)
         self.forks += 1
         return _Child(pid, request_w, reply_r, scratch, guarded)
-
-    def _end(self) -> tuple[str, str]:
-        """Reap a child that closed its reply pipe (killed if it lingers); how it ended (kind, detail)."""
-        child = self._child
-        if child is None:
-            return "crashed", "gone"
-        status = wait(child.pid, time.monotonic() + 0.5)
-        self._kill(reaped=status is not None)
-        return describe_exit(status) if status is not None else ("crashed", "it closed its reply pipe; killed")
 
     def _kill(self, reaped: bool = False) -> None:
         child, self._child = self._child, None
@@ -293,6 +377,8 @@ class Worker:
 
     def close(self) -> None:
         with self._lock:
+            self._flight.clear()  # their outcomes are no longer wanted
+            self._done.clear()
             self._kill()
             self._sandbox.close()
 
@@ -319,28 +405,3 @@ def _refusals(reported: list[Any]) -> str:
     reasons = [reason for reason in reported if type(reason) is str] or ["(no reason given)"]
     more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
     return f"refused {clean(reasons[0], MESSAGE_LIMIT)}{more}"
-
-
-# -- in the child -----------------------------------------------------------------------------
-
-
-def _serve(jobs: Mapping[str, Callable[..., Any]], ends: list[int],
-           setup: Callable[[], None]) -> NoReturn:  # pragma: no cover - runs in the child
-    """The child's life: guarded already (or now, where no at-fork handler ran), run each job asked for
-    and answer, until the host closes the pipe."""
-    global _in_child
-    _in_child = True
-    code = 0
-    try:
-        if not armed_setup_ran():
-            setup()
-        request, reply = ends
-        reader = FrameReader(_REQUEST_LIMIT)
-        while data := os.read(request, 1 << 16):
-            for body in reader.feed(data):
-                message = decode(body)
-                write_frame(reply, answer(jobs, message["job"], message["args"]))
-    except BaseException:
-        code = 1
-    finally:
-        os._exit(code)

@@ -29,7 +29,8 @@ from typing import Any
 
 from .._checks import Check, CheckFailed, SingleTest
 from .._engine._localize import Run, Spectrum, Tracer, code_objects, split_checks
-from .._engine._worker import Overrun, Worker, time_limit
+from .._engine._serve import Overrun, time_limit
+from .._engine._worker import Worker
 from .._evaluate import evaluating
 from .._failure import bind_arguments, safe_repr
 from .._proposer import Request

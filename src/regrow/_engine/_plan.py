@@ -1,0 +1,207 @@
+"""The ranked edits of one target, and how an edit becomes a candidate — in the worker that judges it.
+
+The host ranks every edit once (:meth:`~._search.Engine.plan`) and hands out positions in that
+order; the worker's child, forked with the plan in its memory, turns a position into source text
+(:func:`._splice.splice`), compiles it and judges it. Making the text is most of the cost of a
+candidate besides running the tests, so it is spread over the workers with the judging, and the
+host is left with the order and the verdicts. Two edits that compile to the same code are one
+candidate: each answer carries what its text compiles to (a digest of the code object, positions
+left out), and the host, reading answers in search order, counts the first and skips the others.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import hashlib
+import marshal
+import time
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from .._candidate import Candidate
+from .._checks import Check
+from .._evaluate import evaluate
+from .._target import Target
+from ._edits import EditSizes, Operator, Replacement
+from ._localize import Spectrum
+from ._pairs import Coupled, pairs
+from ._scope import Site
+from ._serve import Overrun, time_limit
+from ._splice import splice, splice_both
+
+
+@dataclasses.dataclass
+class Stats:
+    """What one ``propose`` call did, for reports and benchmarks."""
+
+    edits: int = 0  # edits the operators proposed
+    candidates: int = 0  # distinct candidates that compiled
+    evaluated: int = 0  # candidates run against the checks
+    plausible: int = 0  # candidates that passed every check
+    first: int | None = None  # evaluations until the first plausible one
+    localize_seconds: float = 0.0
+    search_seconds: float = 0.0  # time spent building and checking candidates
+    candidate_timeout: float = 0.0
+    forks: int = 0  # workers started: one, plus one per candidate that had to be killed
+    jobs: int = 1  # workers that judged candidates at once
+    stopped: str = ""  # why the search ended (see Engine.stop_reason)
+
+    @property
+    def per_second(self) -> float:
+        return self.evaluated / self.search_seconds if self.search_seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "per_second": round(self.per_second, 1)}
+
+
+@dataclasses.dataclass(order=True)
+class Edit:
+    key: tuple[int, float, int, int, int]
+    op: Operator = dataclasses.field(compare=False)
+    site: Site = dataclasses.field(compare=False)
+    new: Replacement = dataclasses.field(compare=False)
+    index: int = dataclasses.field(default=-1, compare=False)  # its place in the plan's order (-1 - n: pair n)
+    second: Edit | None = dataclasses.field(default=None, compare=False)  # the other edit of a pair
+
+
+Made = tuple[str, str, int]  # a candidate's text, the digest of its code, its edit size
+
+
+@dataclasses.dataclass
+class Plan:
+    """The ranked edits of one target, turned into candidates on demand."""
+
+    target: Target
+    source: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    edits: list[Edit]
+    spectrum: Spectrum | None
+    stats: Stats
+
+    def __post_init__(self) -> None:
+        for index, edit in enumerate(self.edits):
+            edit.index = index
+        self._sizes = EditSizes()
+
+    @functools.cached_property
+    def original(self) -> str:
+        """The digest of the original's code: an edit that compiles to it changes nothing."""
+        return digest(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))
+
+    @functools.cached_property
+    def couples(self) -> list[Edit]:
+        """Pairs of two edits at separate sites (see :mod:`._pairs`), as edits of the ``Coupled`` operator."""
+        return [dataclasses.replace(first, op=Coupled(first.op, second.op), index=-1 - number, second=second)
+                for number, (first, second) in enumerate(pairs(self.edits))]
+
+    def size(self, edit: Edit) -> int:
+        if edit.second is not None:
+            return self._sizes(edit.site, edit.new) + self._sizes(edit.second.site, edit.second.new)
+        return self._sizes(edit.site, edit.new)
+
+    def order(self, max_size: Callable[[], int | None], after: Edit | None = None) -> Iterator[Edit]:
+        """The single edits in search order after ``after``; those larger than ``max_size()`` skipped."""
+        start = 0 if after is None else after.index + 1
+        for edit in self.edits[start:]:
+            limit = max_size()
+            if limit is None or self.size(edit) <= limit:
+                yield edit
+
+    def make(self, edit: Edit) -> Made | None:
+        """The candidate ``edit`` makes, or ``None`` when it does not compile."""
+        try:
+            if edit.second is None:
+                text: str | None = splice(self.source, self.function, edit.site, edit.new)
+            else:
+                text = splice_both(self.source, self.function, [(edit.site, edit.new),
+                                                                (edit.second.site, edit.second.new)])
+            if text is None:
+                return None
+            code = compile(text, "<regrow candidate>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError):  # 'break' outside a loop and the like
+            return None
+        return text, digest(code), self.size(edit)
+
+    def candidate(self, edit: Edit, text: str, size: int) -> Candidate:
+        return Candidate(text, origin="engine", operator=edit.op.name, edit_size=size, line=edit.site.line)
+
+    def candidates(self) -> Iterator[tuple[Candidate, Edit]]:
+        """Every distinct compiling candidate of a single edit, in search order, made here."""
+        seen = {self.original}
+        for edit in self.edits:
+            made = self.make(edit)
+            if made is None or made[1] in seen:
+                continue
+            seen.add(made[1])
+            self.stats.candidates += 1
+            yield self.candidate(edit, made[0], made[2]), edit
+
+    def edit(self, index: int) -> Edit:
+        """An edit by its ``index``: its place in the order, or (negative) in the pairs."""
+        return self.edits[index] if index >= 0 else self.couples[-index - 1]
+
+
+def digest(code: types.CodeType) -> str:
+    """What a candidate compiles to, positions left out: equal digests behave alike, however the text
+    differs (this also merges ``not a in b`` with ``a not in b``, which the compiler makes one)."""
+    return hashlib.blake2b(marshal.dumps(_code_key(code)), digest_size=16).hexdigest()
+
+
+def _code_key(code: types.CodeType) -> Any:  # a tuple of bytes, str, int and tuples of them (marshal takes it)
+    consts = tuple(_code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+                   for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+            code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
+            code.co_exceptiontable if hasattr(code, "co_exceptiontable") else b"")
+
+
+def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Callable[..., dict[str, Any]]:
+    """The worker's ``"judge"`` job: make the candidate of edit ``number`` of ``plans[-1]`` (or take
+    ``source`` as it is) and judge it within ``limit`` seconds.
+
+    Answers ``{"made": False}`` for an edit that does not compile, ``{"made": True, "key", "size",
+    "seen": True}`` for one that compiles to a candidate this child judged already in the same
+    ``round`` (the host would skip it: it reads answers in search order, and the earlier one comes
+    first), else the verdict ``{ok, check, reason}`` with ``key``, ``size`` and (if it passed, or
+    ``text`` is asked for) the candidate's text.
+    """
+    judged: dict[int, set[str]] = {}
+
+    def job(number: int | None, source: str | None, round: int, limit: float, text: bool) -> dict[str, Any]:
+        made: Made | None = (source or "", "", 0)
+        if number is not None:
+            plan = plans[-1]
+            made = plan.make(plan.edit(number))
+            if made is None:
+                return {"made": False}
+            seen = judged.setdefault(round, {plan.original})
+            if len(judged) > 1:
+                for old in [r for r in judged if r != round]:
+                    del judged[old]
+            if made[1] in seen:
+                return {"made": True, "key": made[1], "size": made[2], "seen": True}
+            seen.add(made[1])
+        assert made is not None
+        verdict = judge_source(target, made[0], checks, limit)
+        return {"made": True, "key": made[1], "size": made[2], "seen": False, **verdict,
+                "text": made[0] if text or verdict["ok"] else ""}
+
+    return job
+
+
+def judge_source(target: Target, source: str, checks: Sequence[Check], limit: float) -> dict[str, Any]:
+    """Whether ``source`` passes every check within ``limit`` seconds, and why not: ``{ok, check, reason}``."""
+    started = time.monotonic()
+    try:
+        with time_limit(limit):
+            verdict = evaluate(target, source, checks)
+        if not verdict["ok"] and time.monotonic() - started >= limit:  # a check turned the overrun into a failure
+            raise Overrun
+        return {"ok": bool(verdict["ok"]), "check": str(verdict["check"]), "reason": str(verdict["reason"])}
+    except Overrun:
+        return {"ok": False, "check": "sandbox", "reason": f"timed out after {limit:.2g}s"}
+    finally:
+        target.restore()  # the limit may have struck while evaluate was putting the original back
