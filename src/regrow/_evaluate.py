@@ -14,7 +14,7 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ._checks import Check, CheckFailed
+from ._checks import Check, CheckFailed, passes_unrun
 from ._redact import redact_text
 from ._sandbox import SandboxTimeout
 from ._transcript import MAX_TRANSCRIPT, Recorder
@@ -71,6 +71,9 @@ def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, 
     try:
         with evaluating():
             for check in checks:
+                if passes_unrun(check.name):  # the original passed it without reaching what the candidate changed
+                    passed.append(check.name)
+                    continue
                 recorder = Recorder(subject) if getattr(check, "replayable", False) else None
                 if recorder is not None:
                     transcript.append([check.name, recorder.calls])

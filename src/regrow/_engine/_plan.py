@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._candidate import Candidate
-from .._checks import Check
+from .._checks import Check, known_to_pass
 from .._evaluate import evaluate
 from .._target import Target
 from ._edits import EditSizes, Operator, Replacement
@@ -80,11 +80,44 @@ class Plan:
     edits: list[Edit]
     spectrum: Spectrum | None
     stats: Stats
+    reuse: bool = False  # judge a candidate only on the checks that reach what it changes (see unreached)
 
     def __post_init__(self) -> None:
         for index, edit in enumerate(self.edits):
             edit.index = index
         self._sizes = EditSizes()
+        self._spans: dict[int, range] = {}
+
+    @functools.cached_property
+    def _parents(self) -> dict[int, ast.AST]:
+        return {id(child): node for node in ast.walk(self.function) for child in ast.iter_child_nodes(node)}
+
+    def _span(self, site: Site) -> range:
+        """The file lines of the statement the site is in (all of it: an edit there runs only if it starts)."""
+        span = self._spans.get(site.order)
+        if span is None:
+            node: ast.AST = site.node
+            while not isinstance(node, ast.stmt) and id(node) in self._parents:
+                node = self._parents[id(node)]
+            offset = self.target.def_lineno - 1  # the function's lines count from its def line
+            first, last = getattr(node, "lineno", 1), getattr(node, "end_lineno", None)
+            if not isinstance(node, ast.stmt) or last is None:  # nowhere to pin it: the whole function
+                first, last = self.function.lineno, self.function.end_lineno or self.function.lineno
+            span = self._spans[site.order] = range(first + offset, last + offset + 1)
+        return span
+
+    def unreached(self, edit: Edit) -> frozenset[str]:
+        """The checks that passed on the original without running a line of the statements ``edit``
+        changes: the candidate behaves there exactly as the original did, so they pass on it too, unrun.
+
+        Checks that did not finish are not among them, nor any check when the plan does not reuse the
+        original's verdicts (a suite whose tests read what earlier tests left: see ``Engine(fresh=)``).
+        """
+        if not self.reuse or self.spectrum is None:
+            return frozenset()
+        spans = [self._span(edit.site)] + ([self._span(edit.second.site)] if edit.second is not None else [])
+        return frozenset(run.check for run in self.spectrum.passing if not run.timed_out
+                         and not any(line in run.lines for span in spans for line in span))
 
     @functools.cached_property
     def original(self) -> str:
@@ -172,20 +205,23 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
 
     def job(number: int | None, source: str | None, round: int, limit: float, text: bool) -> dict[str, Any]:
         made: Made | None = (source or "", "", 0)
+        unrun: frozenset[str] = frozenset()
         if number is not None:
             plan = plans[-1]
-            made = plan.make(plan.edit(number))
+            edit = plan.edit(number)
+            made = plan.make(edit)
             if made is None:
                 return {"made": False}
+            for old in [r for r in judged if r != round]:
+                del judged[old]
             seen = judged.setdefault(round, {plan.original})
-            if len(judged) > 1:
-                for old in [r for r in judged if r != round]:
-                    del judged[old]
             if made[1] in seen:
                 return {"made": True, "key": made[1], "size": made[2], "seen": True}
             seen.add(made[1])
+            unrun = plan.unreached(edit)
         assert made is not None
-        verdict = judge_source(target, made[0], checks, limit)
+        with known_to_pass(unrun):
+            verdict = judge_source(target, made[0], checks, limit)
         return {"made": True, "key": made[1], "size": made[2], "seen": False, **verdict,
                 "text": made[0] if text or verdict["ok"] else ""}
 

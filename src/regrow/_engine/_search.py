@@ -61,6 +61,7 @@ class Engine:
         localize_timeout: float = 1.0,
         jobs: int | None = None,  # workers judging at once: the request's (the session's jobs=), else every core
         fresh: bool = False,  # judge each candidate in a fresh child (for tests that depend on their order)
+        reuse: bool = True,  # a check that passed without reaching the edited statement is not run again
     ) -> None:
         self.operators = list(operators if operators is not None else OPERATORS)
         self.validate, self.fork = validate, fork
@@ -71,6 +72,7 @@ class Engine:
             raise ValueError(f"jobs= is how many workers judge candidates at once: at least 1, not {jobs}")
         self.jobs = jobs
         self.fresh = fresh
+        self.reuse = reuse
         self.last_stats = Stats()
 
     @property
@@ -139,7 +141,7 @@ class Engine:
                     edits.append(Edit((op.tier, -weight, op.prior, site.order, k), op, site, new))
         edits.sort()
         stats.edits = len(edits)
-        return Plan(target, source, function, edits, spectrum, stats)
+        return Plan(target, source, function, edits, spectrum, stats, reuse=self.reuse and not self.fresh)
 
     def localize(self, request: Request) -> Suspicion:
         """How suspicious each line of the definition is (line 1 is the ``def``), higher first."""
