@@ -51,8 +51,10 @@ from .._sandbox import InProcessSandbox, Limits, _guard
 from .._sandbox._afterfork import arm, disarm, regrow_locks
 from .._sandbox._base import clean
 from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
-from .._sandbox._fork import describe_exit, kill_group, wait
-from ._serve import MESSAGE_LIMIT, REPLY_LIMIT, child_setup, serve, unfit
+from .._sandbox._child import MESSAGE_LIMIT
+from .._sandbox._child import setup as child_setup
+from .._sandbox._fork import _from_result, describe_exit, kill_group, wait
+from ._serve import REPLY_LIMIT, serve
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
 _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per call; no CPU limit (it adds up)
@@ -232,7 +234,7 @@ class Worker:
         try:
             check_plain(outcome.value)
         except ChannelError as exc:
-            return "error", unfit(job, exc)
+            return "error", f"TypeError: return value is {exc}"  # as run_job says it in a child
         return _accept(job, outcome.value, read)
 
     def _start(self, calls: list[_Call]) -> None:
@@ -261,24 +263,27 @@ class Worker:
         if kind == "violation":
             child.refusals.append(frame.get("reason"))
             return True
+        if kind == "setup":  # its guard did not apply: it exits without running a job
+            self._fail("crashed", clean(f"the worker could not guard itself: {frame.get('reason')}", MESSAGE_LIMIT))
+            return False
         if kind != "result":
             return True
         call = self._flight[0]
-        status = frame.get("status")
         if frame.get("seq") != call.seq:
             self._fail("crashed", "the worker answered another call than the one it was running (a forged frame?)")
             return False
-        if not (status == "ok" and "value" in frame) and not (status == "error" and type(frame.get("reason")) is str):
-            self._fail("crashed", "malformed reply from the worker: not an answer")
-            return False
+        result = _from_result(frame, 0.0)  # the fork sandbox's result frame: a value, or an error
         refused = _refusals(child.refusals)
         child.refusals.clear()
+        if result.status == "refused":  # a frame that is not a result: only a forger sends one
+            self._fail("crashed", f"malformed reply from the worker: {result.violations[0]}")
+            return False
         if refused:
             outcome: tuple[str, Any] = ("refused", refused)
-        elif status == "error":
-            outcome = ("error", clean(frame["reason"], MESSAGE_LIMIT))
+        elif result.status == "error":
+            outcome = ("error", clean(str(result.error), MESSAGE_LIMIT))
         else:
-            outcome = _accept(call.job, frame["value"], call.read)
+            outcome = _accept(call.job, result.value, call.read)
             if outcome[0] == "crashed":
                 self._fail(*outcome)
                 return False
@@ -332,8 +337,7 @@ class Worker:
         plan = _guard.plan(scratch, _LIMITS, self._netns, per_call=False)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        ends = [request_r, reply_w]  # the child's own numbers for them, once it has moved them
-        setup = child_setup(plan, ends, guarded, regrow_locks())
+        setup = child_setup(plan, (reply_w, None), regrow_locks(), request=request_r, watched=guarded)
         pid = -1
         # One fork at a time in this process: the at-fork handler's setup, the frozen heap and the warnings
         # filter are the process's, and workers judging at once (see ._judges) respawn from their threads.
@@ -356,7 +360,7 @@ class Worker:
             if pid != 0:
                 _FORKING.release()
         if pid == 0:  # pragma: no cover - runs in the child, which never returns
-            serve(self.jobs, ends, setup, _REQUEST_LIMIT)
+            serve(self.jobs, setup, _REQUEST_LIMIT)
         os.close(request_r)
         os.close(reply_w)
         self.forks += 1

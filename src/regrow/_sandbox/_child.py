@@ -115,32 +115,48 @@ def flush_stdio() -> None:
             stream.flush()
 
 
-def setup(plan: _guard.Plan, fds: tuple[int, int], locks: tuple[Any, ...]) -> Callable[[], None]:
+def setup(plan: _guard.Plan, fds: tuple[int, int | None], locks: tuple[Any, ...], *,
+          request: int | None = None, watched: bool = True) -> Callable[[], None]:
     """What the child does first, in the at-fork handler (:mod:`._afterfork`): its own fds and session,
     nothing another thread held, then every guard. It never returns with an exception: a guard that
-    fails to apply is reported and the child exits, so the job never runs unguarded."""
+    fails to apply is reported and the child exits, so the job never runs unguarded.
+
+    The same for each kind of child: ``fds`` are its result pipe and its output pipe (``None``: output
+    goes nowhere); a child that serves many jobs also keeps the pipe it reads them from (``request``,
+    see :mod:`regrow._engine._worker`). ``watched=False`` leaves out the seccomp filter and the audit
+    hook, for a child that runs only the user's own code under ``sys.settrace``.
+    """
 
     def guard_child() -> None:
         result_fd = fds[0]
         try:
-            result_fd, keep = own_fds(fds, plan.netns_fd)
+            result_fd, keep, request_fd = own_fds(fds, plan.netns_fd, request)
             fresh_process(locks)
             _pytest_temp_inside(plan.scratch)
-            _guard.harden(dataclasses.replace(plan, netns_fd=keep), result_fd)
+            own = dataclasses.replace(plan, netns_fd=keep)
+            _guard.confine(own)
             if keep is not None:
                 os.close(keep)
+            if watched:
+                _guard.watch(own, result_fd)  # last: nothing after it may use ctypes
         except BaseException as exc:  # a guard that fails to apply: never run the job unguarded
             _report_setup_failure(result_fd, exc)
             os._exit(70)
-        _result_fd[0] = result_fd
+        _result_fd[0], _request_fd[0] = result_fd, request_fd if request_fd is not None else -1
 
     return guard_child
 
 
 _result_fd = [-1]  # in a guarded child: where its result goes
+_request_fd = [-1]  # in a child that serves many jobs: where they come from
 
 
-def child(job: Callable[[], Any], plan: _guard.Plan, fds: tuple[int, int], guard: Callable[[], None]) -> NoReturn:
+def pipes() -> tuple[int, int]:
+    """In a guarded child: the fds it reads jobs from and writes results to (-1 where it has none)."""
+    return _request_fd[0], _result_fd[0]
+
+
+def child(job: Callable[[], Any], plan: _guard.Plan, guard: Callable[[], None]) -> NoReturn:
     """The forked child: guarded already (or now, where no at-fork handler ran), run the job, send the
     result, leave without unwinding the host's stack."""
     try:
@@ -181,9 +197,11 @@ def _report_setup_failure(fd: int, exc: BaseException) -> None:
         write_frame(fd, encode({"kind": "setup", "reason": f"{type(exc).__name__}: {exc}"[:MESSAGE_LIMIT]}, 1 << 16))
 
 
-def own_fds(fds: tuple[int, int], netns: int | None) -> tuple[int, int | None]:
-    """A session of its own; stdin from /dev/null, stdout/stderr into the output pipe, every other
-    inherited fd closed.
+def own_fds(fds: tuple[int, int | None], netns: int | None,
+            request: int | None = None) -> tuple[int, int | None, int | None]:
+    """A session of its own; stdin from /dev/null, stdout/stderr into the output pipe (or /dev/null),
+    every other inherited fd closed but the result pipe, the network namespace and the request pipe:
+    their new numbers, in that order.
 
     The session: no controlling terminal (no ``TIOCSTI`` into the user's shell, no signals from its
     keyboard) and one process group, which the parent kills as a whole. Closing matters: an
@@ -192,14 +210,18 @@ def own_fds(fds: tuple[int, int], netns: int | None) -> tuple[int, int | None]:
     """
     os.setsid()
     result_w, output_w = fds
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (result_w, output_w)]  # out of the way of 0-2
-    keep = fcntl.fcntl(netns, fcntl.F_DUPFD, 10) if netns is not None else None
-    devnull = os.open(os.devnull, os.O_RDONLY)
+
+    def high(fd: int | None) -> int | None:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD, 10) if fd is not None else None  # out of the way of 0-2
+
+    result, output, keep, requests = high(result_w), high(output_w), high(netns), high(request)
+    assert result is not None
+    devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
-    os.dup2(high[1], 1)
-    os.dup2(high[1], 2)
-    close_all_but({0, 1, 2, high[0]} | ({keep} if keep is not None else set()))
-    return high[0], keep
+    os.dup2(output if output is not None else devnull, 1)
+    os.dup2(output if output is not None else devnull, 2)
+    close_all_but({0, 1, 2, result} | {fd for fd in (keep, requests) if fd is not None})
+    return result, keep, requests
 
 
 def close_all_but(keep: set[int]) -> None:

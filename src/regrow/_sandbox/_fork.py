@@ -100,7 +100,7 @@ class Forker:
             finally:
                 disarm()
             if pid == 0:
-                child(job, plan, fds, guard)
+                child(job, plan, guard)
             os.close(result_w)
             os.close(output_w)
             try:
