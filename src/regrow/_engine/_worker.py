@@ -6,14 +6,21 @@ loops forever while building an ever larger integer holds the interpreter lock i
 C call, where no in-process time limit reaches it. Jobs are the functions handed to the
 constructor (closures over the live state are fine: the child has a copy of it).
 
+It is the fork sandbox's child, kept warm: the same fork (:func:`regrow._sandbox._afterfork.fork_armed`),
+the same setup (:func:`regrow._sandbox._child.setup`), and each job answered with the same result
+frame (:func:`regrow._sandbox._child.run_job`: a value of plain data or the error; a job that leaves
+a thread running is an error). What differs is the life: it reads one job after another from a
+request pipe, so the fork is paid once, not per candidate.
+
 Candidate code runs in the child, so nothing the child sends is trusted. Requests and replies are
 length-prefixed frames of plain data (:mod:`regrow._sandbox._channel`): a job takes plain
 arguments and returns plain data, and the caller turns the reply back into its own types with a
 checking ``read`` function. The host never unpickles anything from the child; a reply that is
-malformed, oversized or not of the expected shape kills the child and ends the call as ``crashed``.
+malformed, oversized, not of the expected shape or not for the job running kills the child and ends
+the call as ``crashed``.
 
-The child guards itself with the fork sandbox's guard (:mod:`regrow._sandbox._guard`), in the
-at-fork handler (:mod:`regrow._sandbox._afterfork`), before any other code of the host runs in it:
+The child guards itself in the at-fork handler (:mod:`regrow._sandbox._afterfork`), before any other
+code of the host runs in it:
 a session of its own, stdio on ``/dev/null`` and every inherited descriptor closed, new stdio
 objects and no lock another thread held, die-with-parent, the empty network namespace where there
 is one, no core dumps, address space limited to what it inherited plus 2 GiB, file size limited,
@@ -36,31 +43,28 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import gc
 import os
 import select
 import shutil
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from .._sandbox import InProcessSandbox, Limits, _guard
-from .._sandbox._afterfork import arm, disarm, regrow_locks
+from .._sandbox._afterfork import fork_armed, regrow_locks
 from .._sandbox._base import clean
 from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
 from .._sandbox._child import MESSAGE_LIMIT
 from .._sandbox._child import setup as child_setup
-from .._sandbox._fork import _from_result, describe_exit, kill_group, wait
+from .._sandbox._fork import describe_exit, kill_group, result_outcome, wait
 from ._serve import REPLY_LIMIT, serve
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
 _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per call; no CPU limit (it adds up)
 _REQUEST_LIMIT = 1 << 30  # requests come from the host
 
-_FORKING = threading.Lock()
 
 
 @dataclasses.dataclass
@@ -272,7 +276,7 @@ class Worker:
         if frame.get("seq") != call.seq:
             self._fail("crashed", "the worker answered another call than the one it was running (a forged frame?)")
             return False
-        result = _from_result(frame, 0.0)  # the fork sandbox's result frame: a value, or an error
+        result = result_outcome(frame, 0.0)  # the fork sandbox's result frame: a value, or an error
         refused = _refusals(child.refusals)
         child.refusals.clear()
         if result.status == "refused":  # a frame that is not a result: only a forger sends one
@@ -338,27 +342,7 @@ class Worker:
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         setup = child_setup(plan, (reply_w, None), regrow_locks(), request=request_r, watched=guarded)
-        pid = -1
-        # One fork at a time in this process: the at-fork handler's setup, the frozen heap and the warnings
-        # filter are the process's, and workers judging at once (see ._judges) respawn from their threads.
-        # Released in the parent only: the child's copy is re-made in the at-fork handler (regrow's locks).
-        _FORKING.acquire()
-        try:
-            # Frozen objects are left alone by the child's collector, which would otherwise touch (and so
-            # copy) every page of the parent's heap.
-            gc.freeze()
-            arm(setup)  # the child guards itself in the at-fork handler, before any handler registered after regrow's
-            try:
-                with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the child
-                    warnings.simplefilter("ignore", DeprecationWarning)  # only runs our jobs, then _exit
-                    pid = os.fork()
-            finally:
-                disarm()
-                if pid != 0:
-                    gc.unfreeze()
-        finally:
-            if pid != 0:
-                _FORKING.release()
+        pid = fork_armed(setup, freeze=True)
         if pid == 0:  # pragma: no cover - runs in the child, which never returns
             serve(self.jobs, setup, _REQUEST_LIMIT)
         os.close(request_r)

@@ -24,10 +24,12 @@ of modules other threads were importing (:func:`fresh_process`).
 from __future__ import annotations
 
 import _thread
+import gc
 import io
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +51,38 @@ def arm(setup: Callable[[], None]) -> None:
 def disarm() -> None:
     """In the parent, after the fork (whether it happened or not)."""
     _pending.pop(_get_ident(), None)
+
+
+def fork_armed(setup: Callable[[], None], freeze: bool = False) -> int:
+    """Fork a child that runs ``setup`` (its whole guard) in the at-fork handler: the one way every
+    sandbox child — one per call, or a warm worker's — comes to be. The pid in the parent, 0 in the child.
+
+    One fork at a time in this process: the warnings filter and the frozen heap are the process's.
+    ``freeze`` moves the parent's objects out of the child's collector, which would otherwise touch (and
+    so copy) every page of the parent's heap: for a child that lives long (a warm worker).
+    """
+    pid = -1
+    _FORKING.acquire()  # released in the parent only: the child's copy is re-made with regrow's locks
+    try:
+        if freeze:
+            gc.freeze()
+        arm(setup)  # the child guards itself in the at-fork handler, before any handler registered after regrow's
+        try:
+            with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the child only
+                warnings.simplefilter("ignore", DeprecationWarning)  # runs regrow's jobs, then _exit
+                pid = _fork()
+        finally:
+            disarm()
+            if freeze and pid != 0:
+                gc.unfreeze()
+    finally:
+        if pid != 0:
+            _FORKING.release()
+    return pid
+
+
+_fork = os.fork  # bound at import: a name a candidate judged in-process could rebind is not what forks
+_FORKING = threading.Lock()
 
 
 def armed_setup_ran() -> bool:

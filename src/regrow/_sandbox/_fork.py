@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import _guard
-from ._afterfork import arm, disarm, regrow_locks
+from ._afterfork import fork_armed, regrow_locks
 from ._base import ErrorInfo, Limits, Outcome, Status, clean
 from ._channel import (
     OUTPUT_TEXT_LIMIT,
@@ -46,8 +46,8 @@ from ._child import child, run_job, setup
 if TYPE_CHECKING:
     from ._server import ForkServer
 
-_fork = os.fork  # bound at import: a name a candidate judged in-process could rebind is not what forks
-__all__ = ["OUTPUT_LIMIT", "ForkSandbox", "Forker", "assemble", "describe_exit", "importable", "run_job", "unplain"]
+__all__ = ["OUTPUT_LIMIT", "ForkSandbox", "Forker", "assemble", "describe_exit", "importable", "result_outcome",
+           "run_job", "unplain"]
 
 OUTPUT_LIMIT = 64 << 10  # bytes of a call's printed output kept in Outcome.output
 SECCOMP_KILL = "a forbidden system call (the kernel's seccomp filter killed the process with SIGSYS)"
@@ -94,11 +94,7 @@ class Forker:
             output_r, output_w = os.pipe()
             fds = (result_w, output_w)
             guard = setup(plan, fds, regrow_locks())
-            arm(guard)  # the child runs it in the at-fork handler, before any handler registered after regrow's
-            try:
-                pid = _fork()
-            finally:
-                disarm()
+            pid = fork_armed(guard)
             if pid == 0:
                 child(job, plan, guard)
             os.close(result_w)
@@ -191,7 +187,7 @@ def assemble(
         violations += (clean(f"a malformed result channel: {broken}", VIOLATION_LIMIT),)
         outcome = Outcome("refused", detail="", duration=duration)
     elif len(results) == 1:
-        outcome = _from_result(results[0], duration)
+        outcome = result_outcome(results[0], duration)
         violations += outcome.violations
     elif len(results) > 1:
         violations += (f"the child sent {len(results)} results (a forged frame)",)
@@ -210,7 +206,8 @@ def _is(frame: Any, kind: str) -> bool:
     return type(frame) is dict and frame.get("kind") == kind
 
 
-def _from_result(frame: dict[str, Any], duration: float) -> Outcome:
+def result_outcome(frame: dict[str, Any], duration: float) -> Outcome:
+    """The outcome a result frame of :func:`run_job` says (``refused`` for one that is not one)."""
     try:
         data = {k: frame[k] for k in ("status", "value", "error") if k in frame} | {"duration": duration}
         outcome = outcome_from_data(data)
