@@ -10,6 +10,7 @@ import contextlib
 import threading
 import time
 import traceback
+import types
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -41,8 +42,10 @@ def evaluating() -> Iterator[None]:
         _local.active = previous
 
 
-def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, Any]:
-    """Compile ``source`` for ``target`` and run ``checks`` on it; a verdict as plain data.
+def evaluate(target: Target, source: str, checks: Sequence[Check],
+             compiled: types.FunctionType | None = None) -> dict[str, Any]:
+    """Compile ``source`` for ``target`` (unless ``compiled`` is what ``target.compile(source)`` gave)
+    and run ``checks`` on it; a verdict as plain data.
 
     This is the job a sandbox runs. The candidate is installed into the live function for the
     duration (recursive calls and tests that import it by name run the candidate) and put back after.
@@ -54,7 +57,7 @@ def evaluate(target: Target, source: str, checks: Sequence[Check]) -> dict[str, 
                 "duration": time.perf_counter() - started}
 
     try:
-        fn = target.compile(source)
+        fn = compiled if compiled is not None else target.compile(source)
     except SyntaxError as exc:
         return verdict(False, "compile", f"SyntaxError: {exc.msg} (line {exc.lineno})")
     except Exception as exc:

@@ -19,7 +19,7 @@ import marshal
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._candidate import Candidate
 from .._checks import Check, known_to_pass
@@ -67,7 +67,13 @@ class Edit:
     second: Edit | None = dataclasses.field(default=None, compare=False)  # the other edit of a pair
 
 
-Made = tuple[str, str, int]  # a candidate's text, the digest of its code, its edit size
+class Made(NamedTuple):
+    """A candidate made from an edit: its text, the digest of its code, its edit size, the function."""
+
+    text: str
+    key: str
+    size: int
+    compiled: Any = None  # the types.FunctionType (typed Any: mypy would bind a function-typed field like a method)
 
 
 @dataclasses.dataclass
@@ -122,7 +128,7 @@ class Plan:
     @functools.cached_property
     def original(self) -> str:
         """The digest of the original's code: an edit that compiles to it changes nothing."""
-        return digest(compile(self.source, "<regrow candidate>", "exec", dont_inherit=True))
+        return digest(self.target.compile(self.source).__code__)
 
     @functools.cached_property
     def couples(self) -> list[Edit]:
@@ -144,7 +150,7 @@ class Plan:
                 yield edit
 
     def make(self, edit: Edit) -> Made | None:
-        """The candidate ``edit`` makes, or ``None`` when it does not compile."""
+        """The candidate ``edit`` makes, compiled for the target, or ``None`` when it does not compile."""
         try:
             if edit.second is None:
                 text: str | None = splice(self.source, self.function, edit.site, edit.new)
@@ -153,10 +159,10 @@ class Plan:
                                                                 (edit.second.site, edit.second.new)])
             if text is None:
                 return None
-            code = compile(text, "<regrow candidate>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError):  # 'break' outside a loop and the like
+            function = self.target.compile(text)
+        except Exception:  # SyntaxError ('break' outside a loop and the like), RecursionError, …
             return None
-        return text, digest(code), self.size(edit)
+        return Made(text, digest(function.__code__), self.size(edit), function)
 
     def candidate(self, edit: Edit, text: str, size: int) -> Candidate:
         return Candidate(text, origin="engine", operator=edit.op.name, edit_size=size, line=edit.site.line)
@@ -166,11 +172,11 @@ class Plan:
         seen = {self.original}
         for edit in self.edits:
             made = self.make(edit)
-            if made is None or made[1] in seen:
+            if made is None or made.key in seen:
                 continue
-            seen.add(made[1])
+            seen.add(made.key)
             self.stats.candidates += 1
-            yield self.candidate(edit, made[0], made[2]), edit
+            yield self.candidate(edit, made.text, made.size), edit
 
     def edit(self, index: int) -> Edit:
         """An edit by its ``index``: its place in the order, or (negative) in the pairs."""
@@ -204,7 +210,7 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
     judged: dict[int, set[str]] = {}
 
     def job(number: int | None, source: str | None, round: int, limit: float, text: bool) -> dict[str, Any]:
-        made: Made | None = (source or "", "", 0)
+        made: Made | None = Made(source or "", "", 0)
         unrun: frozenset[str] = frozenset()
         if number is not None:
             plan = plans[-1]
@@ -215,25 +221,26 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
             for old in [r for r in judged if r != round]:
                 del judged[old]
             seen = judged.setdefault(round, {plan.original})
-            if made[1] in seen:
-                return {"made": True, "key": made[1], "size": made[2], "seen": True}
-            seen.add(made[1])
+            if made.key in seen:
+                return {"made": True, "key": made.key, "size": made.size, "seen": True}
+            seen.add(made.key)
             unrun = plan.unreached(edit)
         assert made is not None
         with known_to_pass(unrun):
-            verdict = judge_source(target, made[0], checks, limit)
-        return {"made": True, "key": made[1], "size": made[2], "seen": False, **verdict,
-                "text": made[0] if text or verdict["ok"] else ""}
+            verdict = judge_source(target, made.text, checks, limit, made.compiled)
+        return {"made": True, "key": made.key, "size": made.size, "seen": False, **verdict,
+                "text": made.text if text or verdict["ok"] else ""}
 
     return job
 
 
-def judge_source(target: Target, source: str, checks: Sequence[Check], limit: float) -> dict[str, Any]:
+def judge_source(target: Target, source: str, checks: Sequence[Check], limit: float,
+                 compiled: types.FunctionType | None = None) -> dict[str, Any]:
     """Whether ``source`` passes every check within ``limit`` seconds, and why not: ``{ok, check, reason}``."""
     started = time.monotonic()
     try:
         with time_limit(limit):
-            verdict = evaluate(target, source, checks)
+            verdict = evaluate(target, source, checks, compiled)
         if not verdict["ok"] and time.monotonic() - started >= limit:  # a check turned the overrun into a failure
             raise Overrun
         return {"ok": bool(verdict["ok"]), "check": str(verdict["check"]), "reason": str(verdict["reason"])}

@@ -190,7 +190,7 @@ class Engine:
             if status == "ok":
                 return answer  # type: ignore[no-any-return]
             made = plan.make(edit)  # the child gave no answer: its text and code are made here (rarely)
-            return _failed(plan.target, timeout, status, answer, *(made or ("", object(), 0)))
+            return _failed(plan.target, timeout, status, answer, *(made[:3] if made else ("", object(), 0)))
 
         verdicts = judges.verdicts(search(), send, settle)
         stats.stopped = ""
