@@ -105,6 +105,21 @@ def test_unreadable_source_is_a_clear_error():
         Target.of(namespace["made_at_runtime"])
 
 
+def test_a_method_with_comprehensions_and_lambdas_matches_its_source(make_module):
+    # On 3.10 a nested function's qualified name is one of the method's constants, and it differs
+    # between the class (`Multi.todict.<locals>.<dictcomp>`) and the text compiled alone.
+    mod = make_module('''
+        class Multi(dict):
+            def todict(self):
+                keys = sorted(self, key=lambda k: str(k))
+                return {k: [self[k] for _ in range(1)] for k in keys}
+    ''')
+    target = Target.of(mod.Multi.todict)
+    assert target.qualname.endswith("Multi.todict")
+    fixed = target.compile("def todict(self):\n    return {k: self[k] for k in self}\n")
+    assert fixed(mod.Multi(a=1)) == {"a": 1}
+
+
 def test_as_file_text_keeps_decorators_and_indentation(make_module):
     mod = make_module('''
         import functools

@@ -152,9 +152,15 @@ def _span(code: types.CodeType) -> int:
 
 def _constants(code: types.CodeType) -> list[object]:
     found: list[object] = []
+    previous: object = None
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             found.append(("code", const.co_name, tuple(_constants(const))))
+        elif isinstance(previous, types.CodeType) and isinstance(const, str) and const.endswith(previous.co_name):
+            # 3.10 keeps a nested function's qualified name after its code: `_Multi.todict.<locals>.<dictcomp>`
+            # in the class, `todict.<locals>.<dictcomp>` compiled alone. Only its own name is the text's.
+            found.append(("qualname", previous.co_name))
         else:
             found.append((type(const).__name__, repr(const)))
+        previous = const
     return found
