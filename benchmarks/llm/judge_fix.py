@@ -98,11 +98,14 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         finally:
             target.restore()
 
+    if target.owner is not None:  # as regrow bench does: the reference a method of the task's own class
+        reference = target.compile(ref_source)
     worker = Worker({"trace": trace_job(target, fine, bench._TEST_TIMEOUT), "reference": on_reference,
                      "candidate": on_candidate, **jobs(target, reference)}, trusted={"trace"})
     result: dict[str, Any] = {"source": source}
     with worker:
-        baseline = bench._baseline(fine, worker)
+        found = bench._baseline(fine, worker)
+        baseline = found[0] if isinstance(found, tuple) else found  # (spectrum, order) since the bench's _order
         bench._check_reference(worker, len(baseline.runs))
         status, verdict = worker.call("candidate", source, timeout=bench._TEST_TIMEOUT * max(len(baseline.runs), 1) + 5,
                                       read=_read_verdict)

@@ -2,6 +2,7 @@
 
     python benchmarks/llm/run.py all --model-file .cache/bench-llm/MODEL.gguf   # what make bench-llm runs
     python benchmarks/llm/run.py report                                          # the tables again, from OUT
+    python benchmarks/llm/run.py rejudge                  # self-heal's fixes whose judging broke, judged again
 
 Run in the bench environment (``.venv-bench-llm``: gpt4all, self-heal-llm, and regrow at the
 measured commit). The steps:
@@ -308,11 +309,34 @@ def run_self_heal(task: dict[str, Any], args: argparse.Namespace, work: Path, ba
     row = {"status": "not-fixed" if healed["status"] == "not-fixed" else healed["status"],
            "reason": healed.get("reason", ""), "self_heal": healed}
     if healed["status"] == "fixed":
-        judged = run_script("judge_fix", {"task": plain, "source": healed["source"], "timeout": 120.0}, work,
-                            task["root"], 180.0)
-        row.update(status=judged["status"], judge=judged, counterexample=judged.get("counterexample"),
-                   judged_calls=judged.get("judged_calls"), claimed=True)
+        judge_self_heal(row, plain, work)
     return row
+
+
+def judge_self_heal(row: dict[str, Any], task: dict[str, Any], work: Path) -> None:
+    """Judge the fix self-heal claims, as regrow bench judges its own (``judge_fix.py``), into ``row``."""
+    judged = run_script("judge_fix", {"task": task, "source": row["self_heal"]["source"], "timeout": 120.0}, work,
+                        task["root"], 180.0)
+    row.update(status=judged["status"], judge=judged, counterexample=judged.get("counterexample"),
+               judged_calls=judged.get("judged_calls"), claimed=True)
+
+
+def rejudge(out: Path) -> list[str]:
+    """Judge again the self-heal fixes whose judging ended in an error (the judge, not the fix: e.g. an
+    internal of regrow bench it calls changed); the loop's own run is kept as it was."""
+    rows_file = out / "runs.json"
+    rows = json.loads(rows_file.read_text(encoding="utf-8"))
+    tasks = {t["name"]: t for t in json.loads((out / "tasks.json").read_text(encoding="utf-8"))}
+    again = []
+    for row in rows:
+        if row["system"] == "self-heal" and row.get("claimed") and row.get("judge", {}).get("status") == "error":
+            plain = {k: tasks[row["task"]][k] for k in ("name", "target", "tests", "root", "reference", "fixable",
+                                                        "family", "bug", "min_calls")}
+            row["judge_error"] = row["judge"]
+            judge_self_heal(row, plain, out / "work" / "self-heal" / row["task"])
+            again.append(f"{row['task']}: {row['status']}")
+    rows_file.write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
+    return again
 
 
 # -- the report -------------------------------------------------------------------------------------------------------
@@ -603,7 +627,7 @@ def self_heal_version(python: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("all", "engine", "select", "report"))
+    parser.add_argument("step", choices=("all", "engine", "select", "report", "rejudge"))
     parser.add_argument("--out", default=str(REPO / "bench-results/llm"))
     parser.add_argument("--model-file", default=str(REPO / ".cache/bench-llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
     parser.add_argument("--model-name", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
@@ -628,7 +652,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
     out = Path(args.out).absolute()  # the task scripts run in the tasks' roots
     out.mkdir(parents=True, exist_ok=True)
-    if args.step == "report":
+    if args.step == "rejudge":
+        print("bench-llm: judged again: " + (", ".join(rejudge(out)) or "none"), flush=True)
+    if args.step in ("report", "rejudge"):
         report(out)
         print((out / "results.md").read_text(encoding="utf-8"))
         return 0
