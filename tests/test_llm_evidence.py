@@ -195,8 +195,9 @@ def test_a_test_that_never_finishes_is_shown_as_the_loop_it_was_stuck_in(server:
 
     prompt = build_prompt(request, [], PromptOptions(), evidence).user
 
-    stuck = re.search(r"It did not finish in 0.5s; the `while` loop at line 4: `while lo < hi:` ran (?:at least )?([\d,]+) "
-                      r"iterations \(at most 0 in a passing check\)\. It was stopped at line (\d): `([^`]+)`, with "
+    stuck = re.search(r"It did not finish in 0.5s; the `while` loop at line 4: `while lo < hi:` ran "
+                      r"(?:at least )?([\d,]+) iterations \(at most 0 in a passing check\)\. "
+                      r"It was stopped at line (\d): `([^`]+)`, with "
                       r"items = \[1, 2, 3, 4\], x = 3, lo = 1, hi = 2, mid = 1\.", prompt)
     assert stuck is not None, prompt
     assert int(stuck[1].replace(",", "")) > 1000

@@ -139,9 +139,15 @@ def parse_price(text: str, currency: str = "$") -> float:
                                     "    return float(text.replace(", False, "cut off by the end of the reply"),
     Case("truncated-in-prose", "Let me think about the rupee sign and the comma separators in", False,
          "cut off by the token limit", truncated=True),
-    Case("top-level-print", fenced(FIX + '\nprint(parse_price("$1"))\n'), False, "top-level statements"),
-    Case("main-guard", fenced(FIX + '\nif __name__ == "__main__":\n    parse_price("1")\n'), False,
-         "top-level statements"),
+    # Test code after the function (a small model continuing the prompt's test) never runs: dropped, not refused.
+    Case("top-level-print", fenced(FIX + '\nprint(parse_price("$1"))\n'), True, 'c == "."', note="test code",
+         absent="print("),
+    Case("main-guard", fenced(FIX + '\nif __name__ == "__main__":\n    parse_price("1")\n'), True, 'c == "."',
+         note="test code", absent="__main__"),
+    Case("test-function-and-asserts", fenced(FIX + '\ndef test_rupees():\n    assert parse_price("₹1") == 1.0\n\n'
+                                             'assert parse_price("$2") == 2.0\n'), True, 'c == "."',
+         note="dropped the reply's test code (def test_rupees", absent="assert"),
+    Case("top-level-other-call", fenced(FIX + '\nprint("done")\n'), False, "top-level statements"),
     Case("top-level-assignment", fenced("RATE = 1.0\n" + FIX), False, "`RATE = 1.0`"),
     Case("helper-not-allowed", fenced("def _digits(t):\n    return t\n\n" + FIX), False,
          "helper functions and classes are not allowed"),

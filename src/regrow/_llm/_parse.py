@@ -311,10 +311,13 @@ def _top_level(tree: ast.Module, node: FunctionNode, rules: Rules,
     imports: list[ast.stmt] = []
     helpers: list[FunctionNode | ast.ClassDef] = []
     extras: list[str] = []
+    tests: list[str] = []
     for stmt in tree.body:
         if stmt is node or (isinstance(stmt, ast.ClassDef) and stmt.name == rules.owner and node in stmt.body):
             continue
-        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+        if _is_test(stmt, rules.name):
+            tests.append(_first_line(ast.unparse(stmt)))
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
             notes.append("dropped a __future__ import")
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             imports.append(stmt)
@@ -332,10 +335,27 @@ def _top_level(tree: ast.Module, node: FunctionNode, rules: Rules,
             continue  # a module docstring: harmless, dropped
         else:
             extras.append(f"line {stmt.lineno}: `{_first_line(ast.unparse(stmt))}`")
+    if tests:
+        notes.append(f"dropped the reply's test code ({'; '.join(tests[:3])})")
     if extras:
         raise Refused("the reply has top-level statements other than imports, which are never run "
                        f"({'; '.join(extras[:3])}); send only the function definition", ast.unparse(tree))
     return imports, helpers
+
+
+def _is_test(stmt: ast.stmt, name: str) -> bool:
+    """Test code a model wrote after the function (a small model continues the prompt's test): a ``test_``
+    function or ``Test`` class, a top-level ``assert``, an ``if __name__ == "__main__":`` block, or a bare
+    call of the function (``print(f(3))``). None of it would run in a candidate, so it is dropped, not refused."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return stmt.name.startswith("test") and stmt.name != name
+    if isinstance(stmt, ast.ClassDef):
+        return stmt.name.startswith("Test")
+    if isinstance(stmt, ast.If):
+        return "__name__" in ast.unparse(stmt.test) and "__main__" in ast.unparse(stmt.test)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(stmt.value))
+    return isinstance(stmt, ast.Assert)
 
 
 def _strip_decorators(node: FunctionNode, notes: list[str]) -> bool:
