@@ -1,7 +1,8 @@
 """Which request a regrow call was, and what came back: the measurement the default format is chosen by.
 
 A regrow prompt asks for SEARCH/REPLACE blocks (``edit``), the whole function (``whole``), or the
-whole function with its old body left out (``rewrite``, the compact ladder's rung); ``narrow``
+whole function with its old body left out (``rewrite``, the compact ladder's rung; ``rewrite, step by
+step`` its second instruction); ``narrow``
 marks a prompt with the window around the fault. For each kind the bench counts the calls and
 what their replies were: echoes, no usable function, a changed function, and the fixes (the call
 that gave a run its fix). self-heal asks one way (``self-heal``).
@@ -21,6 +22,8 @@ def asked(record: dict[str, Any]) -> str:
             and "old body" not in user and "## The failure" not in user:
         return "self-heal"
     kind = "rewrite" if "old body is wrong and left out" in user else "edit" if "<<<<<<< SEARCH" in system else "whole"
+    if kind == "rewrite" and "step by step from its docstring" in user:
+        kind = "rewrite, step by step"  # the second rewrite instruction (since 2b94a4b)
     return kind + (" narrow" if "## Focus:" in user else "")
 
 
