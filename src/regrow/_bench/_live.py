@@ -46,6 +46,7 @@ STAND_IN = "__regrow_judge_stand_in__"
 _SAMPLES = 300  # distinct calls compared while the tests run
 _CROSSED = 400  # calls made after the tests: receivers crossed with arguments, and widened ones
 _SIDES = 30  # distinct receivers, and distinct argument lists, that are crossed
+_COPIES = 2000  # calls from the tests copied (to compare on, or as reached receivers), at most
 _ITEMS = 1000  # items of a returned generator or iterator that are compared
 _CALL_LIMIT = 0.25
 _RETRY_LIMIT = 1.0
@@ -73,7 +74,7 @@ class _StandIn:
         self.rows: list[list[str]] = []
         self.samples: list[Inputs] = []
         self.keys: set[str] = set()
-        self.seen = self.uncopyable = 0
+        self.seen = self.uncopyable = self.copies = 0
         self.pool: dict[type, dict[str, Any]] = {}  # receivers as the tests built and left them, by type
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -81,7 +82,7 @@ class _StandIn:
             return self.active(*args, **kwargs)
         if threading.current_thread() is threading.main_thread():  # the time limits need the main thread
             self.seen += 1
-            if len(self.samples) < _SAMPLES and time.monotonic() < self.stop:
+            if len(self.samples) < _SAMPLES and self.seen <= _COPIES and time.monotonic() < self.stop:
                 self.sample(args, kwargs)
         self.active = self.reference
         try:
@@ -151,10 +152,12 @@ class _StandIn:
 
     def reached(self, value: Any) -> None:
         """Keep a copy of a receiver as a call of the method, or its class's constructor, left it."""
-        if threading.current_thread() is not threading.main_thread() or self.active is not None:
+        if threading.current_thread() is not threading.main_thread() or self.active is not None \
+                or self.copies >= _COPIES or time.monotonic() >= self.stop:
             return
         kept = self.pool.setdefault(type(value), {})
         if len(kept) < _SIDES:
+            self.copies += 1  # a receiver called in a loop as it grows: each copy costs more than the last
             with contextlib.suppress(Uncopyable):
                 copied = fresh(((value,), {}))[0][0]
                 kept.setdefault(render(copied), copied)
