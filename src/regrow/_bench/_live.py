@@ -60,9 +60,18 @@ Inputs = tuple[tuple[Any, ...], dict[str, Any]]
 def stand_in_source(target: Target) -> str:
     """A definition of the target that hands every call to the stand-in. It names the original's
     free variables (in code that never runs), so it has the same closure and swaps in as code."""
-    free = sorted(set(target.original_code.co_freevars))
+    code = target.original_code
+    free = sorted(set(code.co_freevars))
     keep = f"    if False:\n        ({', '.join(free)},)\n" if free else ""
-    return f"def {target.name}(*args, **kwargs):\n{keep}    return {STAND_IN}(args, kwargs)\n"
+    call = f"{STAND_IN}(args, kwargs)"
+    # Of the original's kind: 3.13 deprecates swapping a plain function's code into a generator or a coroutine.
+    if code.co_flags & inspect.CO_ASYNC_GENERATOR:
+        return f"async def {target.name}(*args, **kwargs):\n{keep}    async for item in {call}:\n        yield item\n"
+    if code.co_flags & inspect.CO_COROUTINE:
+        return f"async def {target.name}(*args, **kwargs):\n{keep}    return await {call}\n"
+    if code.co_flags & inspect.CO_GENERATOR:
+        return f"def {target.name}(*args, **kwargs):\n{keep}    return (yield from {call})\n"
+    return f"def {target.name}(*args, **kwargs):\n{keep}    return {call}\n"
 
 
 class _StandIn:
