@@ -17,6 +17,7 @@ import functools
 import inspect
 import io
 import linecache
+import sys
 import threading
 import tokenize
 import types
@@ -156,7 +157,8 @@ def _constants(code: types.CodeType) -> list[object]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             found.append(("code", const.co_name, tuple(_constants(const))))
-        elif isinstance(previous, types.CodeType) and isinstance(const, str) and const.endswith(previous.co_name):
+        elif (sys.version_info < (3, 11) and isinstance(previous, types.CodeType) and isinstance(const, str)
+              and const.endswith(previous.co_name)):
             # 3.10 keeps a nested function's qualified name after its code: `_Multi.todict.<locals>.<dictcomp>`
             # in the class, `todict.<locals>.<dictcomp>` compiled alone. Only its own name is the text's.
             found.append(("qualname", previous.co_name))

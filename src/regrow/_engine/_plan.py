@@ -93,6 +93,7 @@ class Plan:
             edit.index = index
         self._sizes = EditSizes()
         self._spans: dict[int, range] = {}
+        self._unreached: dict[tuple[int, ...], frozenset[str]] = {}
 
     @functools.cached_property
     def _parents(self) -> dict[int, ast.AST]:
@@ -121,9 +122,14 @@ class Plan:
         """
         if not self.reuse or self.spectrum is None:
             return frozenset()
-        spans = [self._span(edit.site)] + ([self._span(edit.second.site)] if edit.second is not None else [])
-        return frozenset(run.check for run in self.spectrum.passing if not run.timed_out
-                         and not any(line in run.lines for span in spans for line in span))
+        sites = (edit.site, *((edit.second.site,) if edit.second is not None else ()))
+        key = tuple(site.order for site in sites)
+        unrun = self._unreached.get(key)
+        if unrun is None:  # once per site (or pair of sites): every edit there judges a candidate in this child
+            lines = {line for site in sites for line in self._span(site)}
+            unrun = self._unreached[key] = frozenset(  # a check that did not finish is a failing one
+                run.check for run in self.spectrum.passing if run.lines.isdisjoint(lines))
+        return unrun
 
     @functools.cached_property
     def original(self) -> str:
