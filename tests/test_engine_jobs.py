@@ -220,3 +220,25 @@ def test_heal_and_repair_take_jobs_and_refuse_nonsense() -> None:
     for bad in (0, -1, True, 1.5):
         with pytest.raises(ValueError, match="jobs= is how many workers"):
             regrow.heal(jobs=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="several workers need fork")
+def test_edits_that_compile_to_the_same_code_are_judged_as_one_candidate() -> None:
+    # docs/engine.md: two edits that compile to the same code are counted once, in search order, whatever
+    # worker made them. Some edits of weighted_mean do (a parenthesised copy of an expression, say).
+    from regrow._engine._plan import digest
+
+    seen: list[str] = []
+    req = request(weighted_mean, events=(lambda event: seen.append(event.candidate.source)
+                                         if event.type == "verdict" else None,))
+    engine = Engine(jobs=2, neighbourhood=10_000)
+    list(engine.propose(req))
+    target = Target.of(weighted_mean)
+    with engine._worker(req) as worker:
+        plan = engine.plan(req, worker)
+    made = [m for m in map(plan.make, plan.edits) if m is not None]
+    assert len({m.key for m in made}) < len(made)  # duplicates exist among the edits...
+    judged = [digest(target.compile(source).__code__) for source in seen]
+    assert judged and len(set(judged)) == len(judged)  # ...and none was judged twice
+    assert plan.original not in judged
+    assert engine.last_stats.evaluated == len(judged)
