@@ -72,7 +72,7 @@ def run(folder: Path, module: str, program: str, caps: int, jobs: int = 1, quiet
     if quiet:
         return engine
     print(f"  {module}: {stats.evaluated} candidates in {stats.search_seconds:.2f}s = {stats.per_second:.0f}/s "
-          f"(localization {stats.localize_seconds * 1000:.0f} ms, {len(fixes)} plausible, "
+          f"(localization {stats.localize_seconds * 1000:.0f} ms, batches of {stats.batch}, {len(fixes)} plausible, "
           f"{time.perf_counter() - started:.2f}s in all)")
     if fixes:
         print(f"    best: {fixes[0].operator} — {fixes[0].note}")

@@ -75,11 +75,15 @@ def slow_square(x: int) -> int:
     return x * x
 
 
+def slow_squares(xs: list[int]) -> list[int]:
+    return [slow_square(x) for x in xs]
+
+
 def test_verdicts_come_back_in_order_and_a_restart_drops_what_ran_ahead() -> None:
-    first = Worker({"square": slow_square})
+    first = Worker({"square": slow_square, "squares": slow_squares})
     with Judges(first, 3) as judges:
         assert len(judges.workers) == 3
-        verdicts = judges.verdicts(range(10), lambda worker, n: worker.send("square", n, timeout=5),
+        verdicts = judges.verdicts(range(10), lambda worker, group: worker.send("squares", group, timeout=5),
                                    lambda n, outcome: outcome[1])
         seen = []
         for item, value in verdicts:
@@ -91,19 +95,80 @@ def test_verdicts_come_back_in_order_and_a_restart_drops_what_ran_ahead() -> Non
         assert all(worker.call("square", 3, timeout=5) == ("ok", 9) for worker in judges.workers)
 
 
-def boom(x: int) -> int:
-    if x == 4:
+def boom(xs: list[int]) -> list[int]:
+    if 4 in xs:
         os._exit(3)  # a candidate that kills its worker: that worker respawns, the others go on
-    return x
+    return xs
 
 
 def test_a_worker_killed_mid_search_is_replaced_and_the_order_kept() -> None:
     with Judges(Worker({"boom": boom}), 2) as judges:
         got = [(item, status) for item, status in
-               judges.verdicts(range(8), lambda worker, n: worker.send("boom", n, timeout=5),
+               judges.verdicts(range(8), lambda worker, group: worker.send("boom", group, timeout=5),
                                lambda n, outcome: outcome[0])]
     assert [item for item, _ in got] == list(range(8))
     assert [status for _, status in got] == ["ok"] * 4 + ["crashed"] + ["ok"] * 3
+
+
+def judged_in(xs: list[int]) -> list[int]:
+    if 5 in xs:
+        os._exit(3)  # one item of a batch kills the child: which one, only judging each alone tells
+    while 9 in xs:  # one loops where no signal reaches it
+        pass
+    return xs
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="batches need pipelined jobs, which need fork")
+def test_a_batch_that_fails_is_judged_again_one_item_at_a_time_and_only_the_culprit_is_charged() -> None:
+    with Judges(Worker({"batch": judged_in}), 2) as judges:
+        got = list(judges.verdicts(range(12), lambda worker, group: worker.send("batch", group, timeout=1),
+                                   lambda n, outcome: outcome[0], batch=4))
+    assert [item for item, _ in got] == list(range(12))
+    assert [status for _, status in got] == ["ok"] * 5 + ["crashed"] + ["ok"] * 3 + ["timeout"] + ["ok"] * 2
+
+
+def batched_square(xs: list[int]) -> list[int]:
+    return [x * x for x in xs]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="batches need pipelined jobs, which need fork")
+def test_batches_are_read_back_in_order_and_a_restart_inside_one_drops_the_rest() -> None:
+    sent: list[list[int]] = []
+
+    def send(worker: Worker, group: list[int]) -> None:
+        sent.append(group)
+        worker.send("squares", group, timeout=5)
+
+    with Judges(Worker({"squares": batched_square}), 2) as judges:
+        verdicts = judges.verdicts(range(20), send, lambda n, outcome: outcome[1], batch=3)
+        seen = []
+        for item, value in verdicts:
+            seen.append((item, value))
+            if item == 4:
+                verdicts.restart(iter([7, 8]))
+    assert seen == [(0, 0), (1, 1), (2, 4), (3, 9), (4, 16), (7, 49), (8, 64)]
+    assert sent[:2] == [[0, 1, 2], [3, 4, 5]] and all(len(group) <= 3 for group in sent)
+
+
+def looped(xs: list[int]) -> list[int]:
+    while True:
+        pass
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="pipelined jobs need fork")
+def test_closing_the_verdicts_does_not_wait_out_jobs_that_overrun() -> None:
+    # The search stopped: the loops handed out ahead are not waited for to their time limit; their
+    # workers are renewed, and answer the next job at once.
+    with Judges(Worker({"loop": looped, "squares": batched_square}), 2) as judges:
+        verdicts = judges.verdicts(range(8), lambda worker, group: worker.send("loop", group, timeout=30),
+                                   lambda n, outcome: outcome, batch=2)
+        verdicts._fill()
+        forks = [worker.forks for worker in judges.workers]
+        assert forks == [1, 1] and all(worker.busy == 2 for worker in judges.workers)
+        verdicts.close()
+        assert all(worker.busy == 0 for worker in judges.workers)
+        assert [worker.call("squares", [3], timeout=5) for worker in judges.workers] == [("ok", [9])] * 2
+        assert [worker.forks for worker in judges.workers] == [2, 2]  # killed at close, forked afresh
 
 
 def late_exit(x: int) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import os
 import select
 import time
@@ -31,7 +32,11 @@ from ._worker import Worker
 T = TypeVar("T")
 V = TypeVar("V")
 
-_AHEAD = 4  # candidates handed out per worker: one slow candidate must not leave the other workers idle
+# Jobs handed out ahead of the verdict the search waits for, per worker: the other workers go on while
+# the head candidate runs to its time limit (a mutant that loops), instead of idling after a few jobs.
+# What ran ahead is only lost at a restart, and it ran on a core that would have been idle.
+_AHEAD = 64
+_CLOSE_WAIT = 0.1  # seconds close() waits for the jobs in the pipes; a worker still busy then is renewed
 
 
 def cores() -> int:
@@ -70,11 +75,16 @@ class Judges:
     def forks(self) -> int:
         return sum(worker.forks for worker in self.workers)
 
-    def verdicts(self, items: Iterable[T], send: Callable[[Worker, T], None],
-                 settle: Callable[[T, tuple[str, Any]], V]) -> Verdicts[T, V]:
-        """``(item, settle(item, outcome))`` for each item, in the order of ``items``: ``send(worker, item)``
-        hands the item's one job to a worker, and ``outcome`` is what :meth:`Worker.take` gave for it."""
-        return Verdicts(self.workers, items, send, settle)
+    def verdicts(self, items: Iterable[T], send: Callable[[Worker, list[T]], None],
+                 settle: Callable[[T, tuple[str, Any]], V], batch: int = 1) -> Verdicts[T, V]:
+        """``(item, settle(item, outcome))`` for each item, in the order of ``items``.
+
+        ``send(worker, group)`` hands a group of up to ``batch`` items to a worker as one job, whose
+        result is a list of one value per item; each item's ``outcome`` is ``("ok", its value)``. A
+        job that ends otherwise (timeout, crash, refusal, error) tells nothing of which item caused
+        it: its items are sent again one by one, and each gets the outcome of its own job.
+        """
+        return Verdicts(self.workers, items, send, settle, batch)
 
     def close(self) -> None:
         for worker in self.workers:
@@ -93,17 +103,21 @@ class _Slot(Generic[T]):
     outcome: tuple[str, Any] | None = None
 
 
+_Group = list[_Slot[T]]  # the items of one job
+
+
 class Verdicts(Generic[T, V]):
     """The verdicts of :meth:`Judges.verdicts`, an iterator; :meth:`restart` swaps the items still to come."""
 
-    def __init__(self, workers: list[Worker], items: Iterable[T], send: Callable[[Worker, T], None],
-                 settle: Callable[[T, tuple[str, Any]], V]) -> None:
+    def __init__(self, workers: list[Worker], items: Iterable[T], send: Callable[[Worker, list[T]], None],
+                 settle: Callable[[T, tuple[str, Any]], V], batch: int = 1) -> None:
         self._workers = workers
         self._items: Iterator[T] = iter(items)
         self._send, self._settle = send, settle
-        self._window = _AHEAD * len(workers)
+        self._batch = max(1, batch) if all(worker.depth > 1 for worker in workers) else 1
+        self._window = _AHEAD * len(workers) * self._batch
         self._pending: collections.deque[_Slot[T]] = collections.deque()  # handed out and wanted, in order
-        self._queues: list[collections.deque[_Slot[T]]] = [collections.deque() for _ in workers]  # per worker
+        self._queues: list[collections.deque[_Group[T]]] = [collections.deque() for _ in workers]  # per worker
         self._exhausted = False
 
     def __iter__(self) -> Verdicts[T, V]:
@@ -120,6 +134,7 @@ class Verdicts(Generic[T, V]):
         head = self._pending[0]
         while head.outcome is None:
             self._wait()
+            self._fill()  # a worker that answered ahead of the head gets its next job now
         self._pending.popleft()
         self._fill()  # the workers go on while the caller looks at this verdict
         return head.item, self._settle(head.item, head.outcome)
@@ -131,36 +146,53 @@ class Verdicts(Generic[T, V]):
         self._exhausted = False
 
     def close(self) -> None:
-        """Stop handing out items; wait for the verdicts being reached (the workers are free after)."""
+        """Stop handing out items; the workers are free after: each finishes the jobs in its pipe, or is
+        renewed if they take longer than ``_CLOSE_WAIT`` (a batch of mutants that loop)."""
         self.restart(())
-        while any(self._queues):
-            self._wait()
+        until = time.monotonic() + _CLOSE_WAIT
+        while any(self._queues) and time.monotonic() < until:
+            self._wait(until)
+        for worker, queue in zip(self._workers, self._queues, strict=True):
+            if queue:
+                worker.abandon()
+                queue.clear()
 
     def _fill(self) -> None:
-        while len(self._pending) < self._window:
+        while len(self._pending) < self._window and not self._exhausted:
             free = [i for i, worker in enumerate(self._workers) if len(self._queues[i]) < worker.depth]
             if not free:
                 return
-            try:
-                slot = _Slot(next(self._items))
-            except StopIteration:
+            group: _Group[T] = []
+            for item in itertools.islice(self._items, self._batch):
+                group.append(_Slot(item))
+            if len(group) < self._batch:
                 self._exhausted = True
-                return
-            at = min(free, key=lambda i: len(self._queues[i]))
-            self._queues[at].append(slot)
-            self._pending.append(slot)
-            self._send(self._workers[at], slot.item)
+            if group:
+                self._pending.extend(group)
+                self._hand(min(free, key=lambda i: len(self._queues[i])), group)
 
-    def _wait(self) -> None:
-        """Wait until some worker answers or overruns; give each slot answered its outcome."""
+    def _hand(self, at: int, group: _Group[T]) -> None:
+        self._queues[at].append(group)
+        self._send(self._workers[at], [slot.item for slot in group])
+
+    def _wait(self, until: float | None = None) -> None:
+        """Wait until some worker answers or overruns (or ``until``); give each slot answered its outcome."""
         if not any(worker.ready() for worker in self._workers):
             fds = [fd for fd in (worker.fileno() for worker in self._workers) if fd is not None]
-            deadlines = [at for at in (worker.deadline() for worker in self._workers) if at is not None]
+            deadlines = [at for at in (*(worker.deadline() for worker in self._workers), until) if at is not None]
             if deadlines:
                 select.select(fds, [], [], max(0.0, min(deadlines) - time.monotonic()))
-        for worker, queue in zip(self._workers, self._queues, strict=True):
+        for at, (worker, queue) in enumerate(zip(self._workers, self._queues, strict=True)):
             if queue:
                 worker.pump()
             while worker.ready():
-                queue.popleft().outcome = worker.take()
-
+                group = queue.popleft()
+                status, value = worker.take()
+                if status == "ok":
+                    for slot, answer in zip(group, value, strict=True):
+                        slot.outcome = ("ok", answer)
+                elif len(group) == 1:
+                    group[0].outcome = (status, value)
+                else:  # which of them timed out, crashed or was refused: each alone tells
+                    for slot in group:
+                        self._hand(at, [slot])

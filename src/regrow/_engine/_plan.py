@@ -47,6 +47,7 @@ class Stats:
     candidate_timeout: float = 0.0
     forks: int = 0  # workers started: one, plus one per candidate that had to be killed
     jobs: int = 1  # workers that judged candidates at once
+    batch: int = 1  # candidates a worker judged per job
     stopped: str = ""  # why the search ended (see Engine.stop_reason)
 
     @property
@@ -203,11 +204,11 @@ def _code_key(code: types.CodeType) -> Any:  # a tuple of bytes, str, int and tu
             code.co_exceptiontable if hasattr(code, "co_exceptiontable") else b"")
 
 
-def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Callable[..., dict[str, Any]]:
-    """The worker's ``"judge"`` job: make the candidate of edit ``number`` of ``plans[-1]`` (or take
-    ``source`` as it is) and judge it within ``limit`` seconds.
+def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Callable[..., list[dict[str, Any]]]:
+    """The worker's ``"judge"`` job: make the candidates of the edits ``numbers`` of ``plans[-1]`` (or
+    take ``source`` as it is) and judge each within ``limit`` seconds; a list of one answer each.
 
-    Answers ``{"made": False}`` for an edit that does not compile, ``{"made": True, "key", "size",
+    An answer is ``{"made": False}`` for an edit that does not compile, ``{"made": True, "key", "size",
     "seen": True}`` for one that compiles to a candidate this child judged already in the same
     ``round`` (the host would skip it: it reads answers in search order, and the earlier one comes
     first), else the verdict ``{ok, check, reason}`` with ``key``, ``size`` and (if it passed, or
@@ -215,7 +216,7 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
     """
     judged: dict[int, set[str]] = {}
 
-    def job(number: int | None, source: str | None, round: int, limit: float, text: bool) -> dict[str, Any]:
+    def one(number: int | None, source: str | None, round: int, limit: float, text: bool) -> dict[str, Any]:
         made: Made | None = Made(source or "", "", 0)
         unrun: frozenset[str] = frozenset()
         if number is not None:
@@ -236,6 +237,12 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
             verdict = judge_source(target, made.text, checks, limit, made.compiled)
         return {"made": True, "key": made.key, "size": made.size, "seen": False, **verdict,
                 "text": made.text if text or verdict["ok"] else ""}
+
+    def job(numbers: list[int] | None, source: str | None, round: int, limit: float,
+            text: bool) -> list[dict[str, Any]]:
+        if numbers is None:
+            return [one(None, source, round, limit, text)]
+        return [one(number, None, round, limit, text) for number in numbers]
 
     return job
 

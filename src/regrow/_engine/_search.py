@@ -35,6 +35,8 @@ from ._worker import Worker
 Suspicion = Callable[[int], float]
 _GRACE = 0.5  # seconds past a candidate's own limit before its worker is killed
 _TIMEOUT_WEIGHT = 25
+_BATCH = 8  # candidates per job at most
+_BATCH_SECONDS = 0.02  # what the original's checks may take, times the candidates of a job
 
 
 class Engine:
@@ -161,6 +163,18 @@ class Engine:
         spent = finished[len(finished) // 2] * len(spectrum.runs) if finished and spectrum else 0.0
         return min(self.time_ceiling, max(self.time_floor, self.time_factor * spent))
 
+    def batch(self, spectrum: Spectrum | None) -> int:
+        """How many candidates a worker judges per job: as many as the original's checks run in about
+        ``_BATCH_SECONDS`` (at most ``_BATCH``), so that quick candidates cost the host one exchange per
+        batch, not one each, while a slow one is still handed out alone (a job that overruns or crashes
+        is judged again one candidate at a time, see :meth:`Judges.verdicts`)."""
+        if spectrum is None or self.fresh:
+            return 1
+        spent = sum(run.duration for run in spectrum.runs if not run.timed_out)
+        if len(spectrum.runs) != len([run for run in spectrum.runs if not run.timed_out]):
+            return 1  # a check that hangs on the original may hang on its candidates
+        return max(1, min(_BATCH, int(_BATCH_SECONDS / max(spent, 1e-6))))
+
     def _search(self, plan: Plan, request: Request, judges: Judges) -> list[Evidence]:
         """Judge candidates in search order (several at once, read back in order) until a budget is spent,
         the neighbourhood of the first plausible one is explored, or there are no more."""
@@ -182,8 +196,9 @@ class Engine:
         def search(after: Edit | None = None) -> Iterator[Edit]:
             return itertools.chain(plan.order(limit, after), _unless(found, plan.couples))
 
-        def send(worker: Worker, edit: Edit) -> None:
-            worker.send("judge", edit.index, None, round, timeout, text, timeout=timeout + _GRACE, read=_read_answer)
+        def send(worker: Worker, edits: list[Edit]) -> None:
+            worker.send("judge", [edit.index for edit in edits], None, round, timeout, text,
+                        timeout=len(edits) * timeout + _GRACE, read=_answers(len(edits)))
 
         def settle(edit: Edit, outcome: tuple[str, Any]) -> dict[str, Any]:
             status, answer = outcome
@@ -192,7 +207,8 @@ class Engine:
             made = plan.make(edit)  # the child gave no answer: its text and code are made here (rarely)
             return _failed(plan.target, timeout, status, answer, *(made[:3] if made else ("", object(), 0)))
 
-        verdicts = judges.verdicts(search(), send, settle)
+        stats.batch = batch = self.batch(plan.spectrum)
+        verdicts = judges.verdicts(search(), send, settle, batch=batch)
         stats.stopped = ""
         try:
             for edit, verdict in verdicts:
@@ -251,8 +267,8 @@ def _unless(found: list[Evidence], then: list[Edit]) -> Iterator[Edit]:
 def judge(worker: Worker, target: Target, source: str, timeout: float) -> dict[str, Any]:
     """The verdict on ``source`` from the worker's ``"judge"`` job: ``{ok, check, reason}``."""
     status, answer = worker.call("judge", None, source, 0, timeout, False, timeout=timeout + _GRACE,
-                                 read=_read_answer)
-    verdict = answer if status == "ok" else _failed(target, timeout, status, answer, source, "", 0)
+                                 read=_answers(1))
+    verdict = answer[0] if status == "ok" else _failed(target, timeout, status, answer, source, "", 0)
     return {key: verdict[key] for key in ("ok", "check", "reason")}
 
 
@@ -266,6 +282,17 @@ def _failed(target: Target, timeout: float, status: str, detail: Any, text: str,
 
 
 _ANSWER = {"made": bool, "key": str, "size": int, "seen": bool, "ok": bool, "check": str, "reason": str, "text": str}
+
+
+def _answers(count: int) -> Callable[[Any], list[dict[str, Any]]]:
+    """Reads a ``"judge"`` reply of ``count`` answers, each checked by :func:`_read_answer`."""
+
+    def read(data: Any) -> list[dict[str, Any]]:
+        if type(data) is not list or len(data) != count:
+            raise ValueError(f"not the verdicts asked for: expected a list of {count}")
+        return [_read_answer(answer) for answer in data]
+
+    return read
 
 
 def _read_answer(data: Any) -> dict[str, Any]:

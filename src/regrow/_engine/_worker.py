@@ -219,6 +219,14 @@ class Worker:
                 refused = _refusals(self._child.refusals) if self._child is not None else ""
                 self._fail("refused", refused) if refused else self._fail("timeout", None)
 
+    def abandon(self) -> None:
+        """Drop the jobs sent and not taken, killing the child if it runs one: the next call forks afresh."""
+        with self._lock:
+            if self._flight:
+                self._kill()
+            self._flight.clear()
+            self._done.clear()
+
     def renew(self) -> None:
         """End the child: the next call runs in a fresh one, forked from this process as it is now."""
         with self._lock:
