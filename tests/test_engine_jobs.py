@@ -214,19 +214,19 @@ def forge(x: int) -> int:
     if x == 1:  # a frame that claims to answer a later job, written on the reply pipe
         from regrow._sandbox._channel import encode, write_frame
 
-        for fd in range(3, 64):
+        for fd in range(3, 1024):
             with contextlib.suppress(OSError):
                 write_frame(fd, encode({"kind": "result", "seq": 99, "status": "ok", "value": 42}, 1 << 20))
     return x
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="pipelined jobs need fork")
-def test_a_frame_for_another_job_ends_the_job_that_sent_it_as_crashed() -> None:
+def test_a_frame_for_another_job_ends_the_job_that_sent_it_as_refused() -> None:
     with Worker({"forge": forge}, trusted={"forge"}) as worker:  # trusted: the guard would refuse the writes
         for n in (1, 2):
             worker.send("forge", n, timeout=5)
         first, second = worker.take(), worker.take()
-    assert first[0] == "crashed" and "forged" in first[1]
+    assert first[0] == "refused" and "forged" in first[1]
     assert second == ("ok", 2)
 
 
@@ -307,3 +307,23 @@ def test_edits_that_compile_to_the_same_code_are_judged_as_one_candidate() -> No
     assert judged and len(set(judged)) == len(judged)  # ...and none was judged twice
     assert plan.original not in judged
     assert engine.last_stats.evaluated == len(judged)
+
+
+def test_a_candidate_judged_again_after_its_batch_failed_gets_a_verdict_not_judged_already() -> None:
+    # A batch that fails is judged again one candidate at a time, in the same child. The child must not
+    # answer "judged already" then: the earlier twin it judged was in the failed batch, whose answers
+    # the host never read (the host would find a twin it never read, and have no verdict for it).
+    from regrow._engine._plan import judge_job
+
+    req = request(weighted_mean)
+    engine = Engine()
+    with engine._worker(req) as worker:
+        plan = engine.plan(req, worker)
+    made = [(edit, m) for edit, m in ((edit, plan.make(edit)) for edit in plan.edits) if m is not None]
+    first, twin = next((a, b) for i, a in enumerate(made) for b in made[i + 1:] if a[1].key == b[1].key)
+    job = judge_job([plan], req.target, list(req.checks))
+    batch = job([first[0].index, twin[0].index], None, 1, 2.0, False)
+    assert [answer.get("seen") for answer in batch] == [False, True]
+    assert job([twin[0].index], None, 1, 2.0, False)[0]["seen"] is True  # same round: the host read the first
+    again = job([twin[0].index], None, None, 2.0, False)[0]  # judged again: a whole verdict
+    assert again["seen"] is False and again["key"] == first[1].key and {"ok", "check", "reason"} <= set(again)

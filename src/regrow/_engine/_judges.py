@@ -76,15 +76,17 @@ class Judges:
         return sum(worker.forks for worker in self.workers)
 
     def verdicts(self, items: Iterable[T], send: Callable[[Worker, list[T]], None],
-                 settle: Callable[[T, tuple[str, Any]], V], batch: int = 1) -> Verdicts[T, V]:
+                 settle: Callable[[T, tuple[str, Any]], V], batch: int = 1,
+                 again: Callable[[Worker, list[T]], None] | None = None) -> Verdicts[T, V]:
         """``(item, settle(item, outcome))`` for each item, in the order of ``items``.
 
         ``send(worker, group)`` hands a group of up to ``batch`` items to a worker as one job, whose
         result is a list of one value per item; each item's ``outcome`` is ``("ok", its value)``. A
         job that ends otherwise (timeout, crash, refusal, error) tells nothing of which item caused
-        it: its items are sent again one by one, and each gets the outcome of its own job.
+        it: its items are sent again one by one (with ``again``, if given, else ``send``), and each
+        gets the outcome of its own job.
         """
-        return Verdicts(self.workers, items, send, settle, batch)
+        return Verdicts(self.workers, items, send, settle, batch, again)
 
     def close(self) -> None:
         for worker in self.workers:
@@ -110,10 +112,11 @@ class Verdicts(Generic[T, V]):
     """The verdicts of :meth:`Judges.verdicts`, an iterator; :meth:`restart` swaps the items still to come."""
 
     def __init__(self, workers: list[Worker], items: Iterable[T], send: Callable[[Worker, list[T]], None],
-                 settle: Callable[[T, tuple[str, Any]], V], batch: int = 1) -> None:
+                 settle: Callable[[T, tuple[str, Any]], V], batch: int = 1,
+                 again: Callable[[Worker, list[T]], None] | None = None) -> None:
         self._workers = workers
         self._items: Iterator[T] = iter(items)
-        self._send, self._settle = send, settle
+        self._send, self._settle, self._again = send, settle, again or send
         self._batch = max(1, batch) if all(worker.depth > 1 for worker in workers) else 1
         self._window = _AHEAD * len(workers) * self._batch
         self._pending: collections.deque[_Slot[T]] = collections.deque()  # handed out and wanted, in order
@@ -171,9 +174,9 @@ class Verdicts(Generic[T, V]):
                 self._pending.extend(group)
                 self._hand(min(free, key=lambda i: len(self._queues[i])), group)
 
-    def _hand(self, at: int, group: _Group[T]) -> None:
+    def _hand(self, at: int, group: _Group[T], again: bool = False) -> None:
         self._queues[at].append(group)
-        self._send(self._workers[at], [slot.item for slot in group])
+        (self._again if again else self._send)(self._workers[at], [slot.item for slot in group])
 
     def _wait(self, until: float | None = None) -> None:
         """Wait until some worker answers or overruns (or ``until``); give each slot answered its outcome."""
@@ -195,4 +198,4 @@ class Verdicts(Generic[T, V]):
                     group[0].outcome = (status, value)
                 else:  # which of them timed out, crashed or was refused: each alone tells
                     for slot in group:
-                        self._hand(at, [slot])
+                        self._hand(at, [slot], again=True)

@@ -211,12 +211,14 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
     An answer is ``{"made": False}`` for an edit that does not compile, ``{"made": True, "key", "size",
     "seen": True}`` for one that compiles to a candidate this child judged already in the same
     ``round`` (the host would skip it: it reads answers in search order, and the earlier one comes
-    first), else the verdict ``{ok, check, reason}`` with ``key``, ``size`` and (if it passed, or
+    first; ``round=None`` for a candidate judged again after its batch failed: the earlier one may
+    have been judged in that batch, whose answers the host never read), else the verdict
+    ``{ok, check, reason}`` with ``key``, ``size`` and (if it passed, or
     ``text`` is asked for) the candidate's text.
     """
     judged: dict[int, set[str]] = {}
 
-    def one(number: int | None, source: str | None, round: int, limit: float, text: bool) -> dict[str, Any]:
+    def one(number: int | None, source: str | None, round: int | None, limit: float, text: bool) -> dict[str, Any]:
         made: Made | None = Made(source or "", "", 0)
         unrun: frozenset[str] = frozenset()
         if number is not None:
@@ -225,12 +227,13 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
             made = plan.make(edit)
             if made is None:
                 return {"made": False}
-            for old in [r for r in judged if r != round]:
-                del judged[old]
-            seen = judged.setdefault(round, {plan.original})
-            if made.key in seen:
-                return {"made": True, "key": made.key, "size": made.size, "seen": True}
-            seen.add(made.key)
+            if round is not None:
+                for old in [r for r in judged if r != round]:
+                    del judged[old]
+                seen = judged.setdefault(round, {plan.original})
+                if made.key in seen:
+                    return {"made": True, "key": made.key, "size": made.size, "seen": True}
+                seen.add(made.key)
             unrun = plan.unreached(edit)
         assert made is not None
         with known_to_pass(unrun):
@@ -238,7 +241,7 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
         return {"made": True, "key": made.key, "size": made.size, "seen": False, **verdict,
                 "text": made.text if text or verdict["ok"] else ""}
 
-    def job(numbers: list[int] | None, source: str | None, round: int, limit: float,
+    def job(numbers: list[int] | None, source: str | None, round: int | None, limit: float,
             text: bool) -> list[dict[str, Any]]:
         if numbers is None:
             return [one(None, source, round, limit, text)]

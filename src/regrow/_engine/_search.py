@@ -196,19 +196,22 @@ class Engine:
         def search(after: Edit | None = None) -> Iterator[Edit]:
             return itertools.chain(plan.order(limit, after), _unless(found, plan.couples))
 
-        def send(worker: Worker, edits: list[Edit]) -> None:
-            worker.send("judge", [edit.index for edit in edits], None, round, timeout, text,
+        def send(worker: Worker, edits: list[Edit], dedup: bool = True) -> None:
+            worker.send("judge", [edit.index for edit in edits], None, round if dedup else None, timeout, text,
                         timeout=len(edits) * timeout + _GRACE, read=_answers(len(edits)))
 
         def settle(edit: Edit, outcome: tuple[str, Any]) -> dict[str, Any]:
             status, answer = outcome
+            if status == "ok" and answer.get("seen") and answer["key"] not in seen:  # settled in search order
+                status, answer = "refused", "refused an answer of 'judged already' for a candidate not judged before"
             if status == "ok":
                 return answer  # type: ignore[no-any-return]
             made = plan.make(edit)  # the child gave no answer: its text and code are made here (rarely)
             return _failed(plan.target, timeout, status, answer, *(made[:3] if made else ("", object(), 0)))
 
         stats.batch = batch = self.batch(plan.spectrum)
-        verdicts = judges.verdicts(search(), send, settle, batch=batch)
+        verdicts = judges.verdicts(search(), send, settle, batch=batch,
+                                   again=lambda worker, edits: send(worker, edits, dedup=False))
         stats.stopped = ""
         try:
             for edit, verdict in verdicts:

@@ -6,36 +6,25 @@ loops forever while building an ever larger integer holds the interpreter lock i
 C call, where no in-process time limit reaches it. Jobs are the functions handed to the
 constructor (closures over the live state are fine: the child has a copy of it).
 
-It is the fork sandbox's child, kept warm: the same fork (:func:`regrow._sandbox._afterfork.fork_armed`),
-the same setup (:func:`regrow._sandbox._child.setup`), and each job answered with the same result
-frame (:func:`regrow._sandbox._child.run_job`: a value of plain data or the error; a job that leaves
-a thread running is an error). What differs is the life: it reads one job after another from a
-request pipe, so the fork is paid once, not per candidate.
+It is the fork sandbox's child, kept warm, and judged as the fork sandbox judges its children: the
+same fork (:func:`regrow._sandbox._afterfork.fork_armed`), the same setup and guard
+(:func:`regrow._sandbox._child.setup`: session, descriptors, limits, secrets, scratch folder,
+Landlock, capabilities, and for untrusted jobs the seccomp filter and the audit hook), the same
+result frame (:func:`regrow._sandbox._child.run_job`), read by the same reader
+(:class:`regrow._sandbox._channel.Collector`) and turned into an outcome by the same verdict
+(:func:`regrow._sandbox._fork.assemble`): what the hook refused, a failed setup, a broken or forged
+channel, an overrun, how the child ended. What differs is the life: it reads one job after another
+from a request pipe, so the fork is paid once, not per candidate.
 
 Candidate code runs in the child, so nothing the child sends is trusted. Requests and replies are
-length-prefixed frames of plain data (:mod:`regrow._sandbox._channel`): a job takes plain
-arguments and returns plain data, and the caller turns the reply back into its own types with a
-checking ``read`` function. The host never unpickles anything from the child; a reply that is
-malformed, oversized, not of the expected shape or not for the job running kills the child and ends
-the call as ``crashed``.
-
-The child guards itself in the at-fork handler (:mod:`regrow._sandbox._afterfork`), before any other
-code of the host runs in it:
-a session of its own, stdio on ``/dev/null`` and every inherited descriptor closed, new stdio
-objects and no lock another thread held, die-with-parent, the empty network namespace where there
-is one, no core dumps, address space limited to what it inherited plus 2 GiB, file size limited,
-secrets removed from the environment (and the host's environment block zeroed), the working
-directory, ``TMPDIR`` and ``tempfile`` (and pytest's ``tmp_path``) on a scratch folder of its own,
-Landlock where the kernel has it, private copies of inherited shared memory, no capabilities. A
-child for untrusted jobs also gets the seccomp filter and the audit hook there, which refuse
-sockets, process starts, ``ctypes``, writes outside scratch, signals to other processes,
-``sys.settrace`` and the rest of what the fork sandbox refuses. Trusted jobs are those that run
-only the user's own code — tracing the original under its own tests needs ``sys.settrace`` — and
-run in a child of their own without the filter and the hook; a job of the other kind gets a fresh
-child. An action the hook refuses ends the call as ``refused``, even if the code caught the
-exception; a system call the filter refuses kills the child (SIGSYS), which also ends the call as
-``refused``. Where ``fork`` does not exist the jobs run in this process under the in-process
-sandbox instead (time limit only).
+length-prefixed frames of plain data (:mod:`regrow._sandbox._channel`); the caller turns a reply
+back into its own types with a checking ``read`` function. The host never unpickles anything from
+the child. A reply that is malformed, oversized or not for the job running ends the job as
+``refused``, as in the fork sandbox; one not of the shape ``read`` expects, as ``crashed``; either
+kills the child. Trusted jobs are those that run only the user's own code — tracing the original
+under its own tests needs ``sys.settrace`` — and run in a child of their own without the filter and
+the hook; a job of the other kind gets a fresh child. Where ``fork`` does not exist the jobs run in
+this process under the in-process sandbox instead (time limit only).
 """
 
 from __future__ import annotations
@@ -54,11 +43,11 @@ from typing import Any
 
 from .._sandbox import InProcessSandbox, Limits, _guard
 from .._sandbox._afterfork import fork_armed, regrow_locks
-from .._sandbox._base import clean
-from .._sandbox._channel import ChannelError, FrameReader, check_plain, decode, encode, write_frame
+from .._sandbox._base import Outcome, clean
+from .._sandbox._channel import ChannelError, Collector, check_plain, encode, write_frame
 from .._sandbox._child import MESSAGE_LIMIT
 from .._sandbox._child import setup as child_setup
-from .._sandbox._fork import describe_exit, kill_group, result_outcome, wait
+from .._sandbox._fork import assemble, kill_group, result_outcome, wait
 from ._serve import REPLY_LIMIT, serve
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
@@ -87,12 +76,15 @@ class _Child:
     reply: int  # fd the host reads replies from
     scratch: str
     guarded: bool = False  # for untrusted jobs: the seccomp filter and the audit hook were in place from the start
-    reader: FrameReader = dataclasses.field(default_factory=lambda: FrameReader(REPLY_LIMIT))
-    refusals: list[Any] = dataclasses.field(default_factory=list)  # what the audit hook reported in the current job
+    collector: Collector = dataclasses.field(init=False)  # the sandbox's reader of result frames
+    frames: list[Any] = dataclasses.field(default_factory=list)  # the current job's frames before its result
+
+    def __post_init__(self) -> None:
+        self.collector = Collector(self.reply, None, REPLY_LIMIT, 0)
 
     def idle(self) -> bool:
         """Whether it has sent nothing since its last answer (a forged or late frame, or its end)."""
-        return not self.reader.pending and not select.select([self.reply], [], [], 0)[0]
+        return not self.collector.pending and not self.collector.frames and not self.collector.readable()
 
 
 class Worker:
@@ -200,24 +192,25 @@ class Worker:
             while self._flight and self._child is not None:
                 child = self._child
                 try:
-                    if not select.select([child.reply], [], [], 0)[0]:
-                        break
-                    data = os.read(child.reply, 1 << 16)
-                    if not data:
-                        if child.reader.pending:
-                            raise ChannelError(f"reply cut inside a frame ({child.reader.pending} bytes)")
-                        self._died("")
-                        continue
-                    for body in child.reader.feed(data):
-                        if not self._frame(child, decode(body)):
-                            break
+                    child.collector.poll()
                 except (ChannelError, MemoryError) as exc:  # a child that forges or floods the channel
-                    self._fail("crashed", clean(f"malformed reply from the worker: {exc or type(exc).__name__}"))
+                    self._end(self._verdict(child, broken=str(exc) or "MemoryError while decoding"))
+                    continue
                 except OSError as exc:
                     self._died(f"; {exc}")
+                    continue
+                frames, child.collector.frames = child.collector.frames, []
+                if not all(self._frame(child, frame) for frame in frames):
+                    continue  # the child was replaced: what else it sent is void
+                if not child.collector.result_open and self._flight:
+                    self._died("")
+                    continue
+                break
             if self._flight and time.monotonic() >= self._flight[0].started + self._flight[0].timeout:
-                refused = _refusals(self._child.refusals) if self._child is not None else ""
-                self._fail("refused", refused) if refused else self._fail("timeout", None)
+                if self._child is None:
+                    self._fail("timeout", None)
+                else:
+                    self._end(self._verdict(self._child, timed_out=True))
 
     def abandon(self) -> None:
         """Drop the jobs sent and not taken, killing the child if it runs one: the next call forks afresh."""
@@ -272,38 +265,49 @@ class Worker:
     def _frame(self, child: _Child, frame: Any) -> bool:
         """Take one frame of the child's; False once the child was replaced (its later frames are void)."""
         kind = frame.get("kind") if type(frame) is dict else None
-        if kind == "violation":
-            child.refusals.append(frame.get("reason"))
+        if kind == "violation":  # the audit hook refused an action of the current job
+            child.frames.append(frame)
             return True
         if kind == "setup":  # its guard did not apply: it exits without running a job
-            self._fail("crashed", clean(f"the worker could not guard itself: {frame.get('reason')}", MESSAGE_LIMIT))
+            child.frames.append(frame)
+            self._end(self._verdict(child))
             return False
         if kind != "result":
             return True
         call = self._flight[0]
         if frame.get("seq") != call.seq:
-            self._fail("crashed", "the worker answered another call than the one it was running (a forged frame?)")
+            self._end(self._verdict(child, broken="a result for another job than the one running (a forged frame?)"))
             return False
-        result = result_outcome(frame, 0.0)  # the fork sandbox's result frame: a value, or an error
-        refused = _refusals(child.refusals)
-        child.refusals.clear()
-        if result.status == "refused":  # a frame that is not a result: only a forger sends one
-            self._fail("crashed", f"malformed reply from the worker: {result.violations[0]}")
+        if result_outcome(frame, 0.0).status == "refused":  # a result frame that is not one: only a forger sends it
+            self._end(self._verdict(child, result=frame))
             return False
-        if refused:
-            outcome: tuple[str, Any] = ("refused", refused)
-        elif result.status == "error":
-            outcome = ("error", clean(str(result.error), MESSAGE_LIMIT))
-        else:
-            outcome = _accept(call.job, result.value, call.read)
-            if outcome[0] == "crashed":
-                self._fail(*outcome)
-                return False
+        outcome = self._answer(self._verdict(child, result=frame), call)
+        child.frames.clear()
+        if outcome[0] == "crashed":  # a reply of the wrong shape
+            self._fail(*outcome)
+            return False
         self._settle(outcome)
         if self.fresh:
             self._kill()
             return False
         return True
+
+    def _verdict(self, child: _Child, result: Any = None, status: int = 0, timed_out: bool = False,
+                 broken: str = "") -> Outcome:
+        """The running job's outcome, judged as the fork sandbox judges a call (``assemble``): from its
+        frames (what the hook refused, a failed setup, its result), how the child ended, whether it
+        overran, whether it broke the channel."""
+        call = self._flight[0]
+        frames = [*child.frames, *([result] if result is not None else [])]
+        return assemble(frames, status, Limits(timeout=call.timeout), timed_out, broken, "", call.started)
+
+    @staticmethod
+    def _answer(outcome: Outcome, call: _Call) -> tuple[str, Any]:
+        if outcome.status == "ok":
+            return _accept(call.job, outcome.value, call.read)
+        if outcome.status == "error":
+            return "error", clean(str(outcome.error), MESSAGE_LIMIT)
+        return outcome.status, None if outcome.status == "timeout" else outcome.detail
 
     def _settle(self, outcome: tuple[str, Any]) -> None:
         self._flight.popleft()
@@ -311,8 +315,11 @@ class Worker:
         if self._flight:
             self._flight[0].started = time.monotonic()  # the child goes straight on to the next
 
+    def _end(self, outcome: Outcome) -> None:
+        """The running job ends with ``outcome``; the child is killed and the jobs behind it go to a fresh one."""
+        self._fail(*self._answer(outcome, self._flight[0]))
+
     def _fail(self, status: str, detail: Any) -> None:
-        """The running job ends as ``status``; the child is killed and the jobs behind it go to a fresh one."""
         self._kill()
         self._settle((status, detail))
         self._resend()
@@ -322,17 +329,20 @@ class Worker:
         child had run others before it (a thread one of them left could have killed it): then that
         job runs again in a fresh child, which tells."""
         child = self._child
-        status = wait(child.pid, time.monotonic() + 0.5) if child is not None else None
-        refused = _refusals(child.refusals) if child is not None else ""
+        assert child is not None
+        status = wait(child.pid, time.monotonic() + 0.5)
+        refused = any(frame.get("kind") == "violation" for frame in child.frames)
+        outcome = self._verdict(child, status=status or 0) if status is not None else None
         self._kill(reaped=status is not None)
         if not self._flight[0].first and not refused:
             self._resend()
             return
-        kind, died = describe_exit(status) if status is not None else ("crashed", "it closed its reply pipe; killed")
-        if refused or kind == "refused":
-            self._settle(("refused", refused or f"refused {died}"))
-        else:
-            self._settle(("crashed", f"the worker died: {died}{detail}"))
+        if outcome is None:
+            self._settle(("crashed", f"the worker died: it closed its reply pipe; killed{detail}"))
+        elif outcome.status == "crashed":
+            self._settle(("crashed", f"the worker died: {outcome.detail}{detail}"))
+        else:  # refused: by the audit hook before it died, or killed by the seccomp filter
+            self._settle(self._answer(outcome, self._flight[0]))
         self._resend()
 
     def _resend(self) -> None:
@@ -366,6 +376,7 @@ class Worker:
             kill_group(child.pid)  # the child and anything it started
             with contextlib.suppress(OSError):
                 os.waitpid(child.pid, 0)
+        child.collector.close()
         for fd in (child.request, child.reply):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -392,12 +403,3 @@ def _accept(job: str, value: Any, read: Callable[[Any], Any] | None) -> tuple[st
         return "ok", read(value)
     except (ValueError, TypeError, KeyError) as exc:
         return "crashed", f"malformed reply to {job!r}: {exc}"
-
-
-def _refusals(reported: list[Any]) -> str:
-    """What the audit hook refused during the call, as one line ("" if nothing)."""
-    if not reported:
-        return ""
-    reasons = [reason for reason in reported if type(reason) is str] or ["(no reason given)"]
-    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
-    return f"refused {clean(reasons[0], MESSAGE_LIMIT)}{more}"

@@ -221,6 +221,14 @@ class Collector:
                 self._read(key.fd, key.data)
         return True
 
+    def poll(self) -> None:
+        """Read whatever is ready on either pipe now, without waiting (a warm worker's reader)."""
+        while ready := self._selector.select(0):
+            for key, _ in ready:
+                self._read(key.fd, key.data)
+            if not self.result_open:
+                return
+
     def drain_output(self) -> None:
         """Take whatever output is already buffered, without waiting for more."""
         while ready := [key for key, _ in self._selector.select(0) if key.data == "output"]:
@@ -248,6 +256,11 @@ class Collector:
         self._output.clear()
         self._output_dropped = 0
         self._reader.restart(frame_limit)
+
+    @property
+    def pending(self) -> int:
+        """Bytes of a result frame read but not yet whole."""
+        return self._reader.pending
 
     def readable(self) -> bool:
         """Whether the result fd has anything (data or end of stream) to read right now."""
