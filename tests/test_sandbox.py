@@ -9,6 +9,7 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -455,3 +456,35 @@ def test_the_empty_network_namespace_alone_cuts_loopback() -> None:
             return False
 
         assert _in_child(check) == 0
+
+
+SCRATCH_PROGRAM = """
+import os, sys
+from regrow._sandbox import ForkSandbox, PoolSandbox, default_sandbox
+
+fork, pool, shared = ForkSandbox(), PoolSandbox(workers=1), default_sandbox()
+assert fork.call(len, "abc").value == 3 and pool.call(len, "abcd").value == 4 and shared.call(len, "ab").value == 2
+made = sorted(os.listdir(os.environ["TMPDIR"]))
+pid = os.fork()
+if pid == 0:  # a forked child that exits normally runs the exit hooks: it must not remove its parent's folders
+    sys.exit(0)
+os.waitpid(pid, 0)
+assert sorted(os.listdir(os.environ["TMPDIR"])) == made, made
+assert fork.call(len, "abcde").value == 5
+print(" ".join(made))
+"""  # and then the process exits without closing any of them
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the fork and pool sandboxes")
+def test_sandboxes_left_open_leave_no_folder_behind_when_the_process_exits(tmp_path: Path) -> None:
+    import subprocess
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = subprocess.run([sys.executable, "-c", SCRATCH_PROGRAM], env={**os.environ, "TMPDIR": str(scratch)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    made = done.stdout.split()
+    assert any(name.startswith("regrow-sandbox-") for name in made)
+    assert any(name.startswith("regrow-pool-") for name in made)
+    assert os.listdir(scratch) == []

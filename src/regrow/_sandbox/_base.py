@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import os
 import re
+import shutil
+import tempfile
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -28,6 +32,20 @@ def clean(text: str, limit: int = TEXT_LIMIT) -> str:
         text = str(text)
     kept = _UNSAFE.sub("?", text[: limit + 1])
     return kept if len(kept) <= limit else kept[:limit] + "…"
+
+
+def scratch_folder(owner: object, prefix: str) -> str:
+    """A new private folder for ``owner``'s children, removed when ``owner`` is closed or collected or the
+    process exits without closing it — by the process that made it only (a forked child that exits
+    normally must not remove the folder its parent still uses)."""
+    path = os.path.realpath(tempfile.mkdtemp(prefix=prefix))
+    weakref.finalize(owner, _remove, path, os.getpid())
+    return path
+
+
+def _remove(path: str, owner_pid: int) -> None:
+    if os.getpid() == owner_pid:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

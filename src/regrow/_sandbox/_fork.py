@@ -21,7 +21,6 @@ import itertools
 import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _guard
 from ._afterfork import fork_armed, regrow_locks
-from ._base import ErrorInfo, Limits, Outcome, Status, clean
+from ._base import ErrorInfo, Limits, Outcome, Status, clean, scratch_folder
 from ._channel import (
     OUTPUT_TEXT_LIMIT,
     VIOLATION_LIMIT,
@@ -66,7 +65,7 @@ class Forker:
 
     def __init__(self) -> None:
         self.netns = _guard.prepare()
-        self._root = os.path.realpath(tempfile.mkdtemp(prefix="regrow-sandbox-"))
+        self._root = scratch_folder(self, "regrow-sandbox-")
         self._count = itertools.count()
         self._exited: list[int] = []  # children that sent their result and were told to go, not yet reaped
         self._lock = threading.Lock()

@@ -21,14 +21,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from . import _guard
-from ._base import Limits, Outcome, clean
+from ._base import Limits, Outcome, clean, scratch_folder
 from ._channel import (
     ChannelError,
     Collector,
@@ -113,7 +112,7 @@ class _Worker:
     def __init__(self, limits: Limits, netns: int | None) -> None:
         self.key = guard_key(limits)
         self.calls = 0
-        self.scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-pool-"))
+        self.scratch = scratch_folder(self, "regrow-pool-")
         request_r, self._request_w = os.pipe()
         result_r, result_w = os.pipe()
         passed = (request_r, result_w) + ((netns,) if netns is not None else ())
