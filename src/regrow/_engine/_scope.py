@@ -97,6 +97,12 @@ class Scope:
                 and not name.startswith("_")]
 
     @functools.cached_property
+    def statement_dumps(self) -> frozenset[str]:
+        """Every statement of the body (at any depth), as ``ast.dump`` writes it: what a twin shares."""
+        return frozenset(ast.dump(n) for n in ast.walk(self.function) if isinstance(n, ast.stmt)
+                         and n is not self.function)
+
+    @functools.cached_property
     def in_loop(self) -> set[int]:
         """``id`` of every statement inside the body of a ``for`` or ``while`` loop (at any depth)."""
         inside: set[int] = set()
