@@ -45,6 +45,7 @@ class Module:
     # Expressions of the module by the key of a part of theirs (see :func:`context_keys`): what the module
     # writes around an expression like one of the function's, with the function that writes it.
     contexts: dict[str, list[Context]] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    sentinels: list[str] = dataclasses.field(default_factory=list)  # markers compared against, never passed
     # The statements each function of the module writes (``ast.dump`` of each), by ``id`` of its node.
     statements: dict[int, frozenset[str]] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
@@ -58,9 +59,8 @@ class Module:
         members, methods = _members(owner, tree)
         return cls(*_definitions(namespace, target.module, target.name), _constants(namespace), _literals(tree),
                    attributes=attributes, members=members, methods=methods, unary=_unary(owner, methods),
-                   keywords=keywords,
-                   bare_calls=bare_calls,
-                   arity=_arity(namespace, target.module), namespace=namespace, **_contexts(tree))
+                   keywords=keywords, bare_calls=bare_calls, arity=_arity(namespace, target.module),
+                   namespace=namespace, sentinels=_sentinels(tree), **_contexts(tree))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +83,27 @@ def context_keys(node: ast.expr) -> list[str]:
     if len(nodes) >= _SKELETON_NODES:
         keys.append("~" + _shape(node))
     return keys
+
+
+def _sentinels(tree: ast.Module | None) -> list[str]:
+    """Module-level names bound to a bare ``object()`` that the module reads only in ``is`` tests
+    (``a[0] is _MARK``): a marker that nothing passes any more, whose one pass a bug may have dropped.
+    A marker also read as a default, an argument or a value is in use (``default=_MISSING``)."""
+    if tree is None:
+        return []
+    made = [t.id for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "object" and not stmt.value.args
+            and not stmt.value.keywords for t in stmt.targets if isinstance(t, ast.Name)]
+    if not made:
+        return []
+    tested: set[str] = set()
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Name) and child.id in made and isinstance(child.ctx, ast.Load):
+                is_test = isinstance(node, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+                (tested if is_test else used).add(child.id)
+    return [name for name in made if name in tested and name not in used]
 
 
 def _shape(node: ast.AST) -> str:
