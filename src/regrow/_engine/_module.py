@@ -1,7 +1,10 @@
 """What the target's module offers beside the function: sibling functions and classes, constants, literals.
 
 Bugs often name the wrong one of several similar module-level helpers (``_padleft`` for ``_padboth``)
-or write a literal where a module constant was meant; the operators of :mod:`._names` draw on this.
+or write a literal where a module constant was meant; the operators of :mod:`._values` and :mod:`._calls`
+draw on this. A bug that dropped a piece of a function often leaves it written in a near-copy of the
+function (:mod:`._twins` reads what the module's functions write around their expressions), or leaves a
+marker the module tests for passed nowhere (:func:`_sentinels`).
 """
 
 from __future__ import annotations
