@@ -8,6 +8,11 @@ from typing import Any
 
 from test_engine_edits import fixed
 
+from regrow._engine._module import Module
+from regrow._engine._scope import Scope
+from regrow._engine._twins import TwinContext
+from regrow._target import Target, find_function
+
 
 def test_a_dropped_term_comes_back_from_a_twin(make_module: Callable[[str], Any]) -> None:
     mod = make_module('''
@@ -58,3 +63,20 @@ def test_a_dropped_call_of_a_result_comes_back_from_a_twin_of_another_shape(
 
     assert fixed(mod.to_kelvin, (1,), test_kelvin) == ["-return _scaler(1.0, 273.15, 2)",
                                                        "+return _scaler(1.0, 273.15, 2)(celsius)"]
+
+
+def test_no_context_from_the_function_itself(make_module: Callable[[str], Any]) -> None:
+    """The function's own expressions are no twin's, a nested function in it or not (``abs(item)`` is
+    never made ``abs(len(item))``); a function that shares no statement with it is no twin either."""
+    mod = make_module('''
+        def sizes(item):
+            def twice(value):
+                return value * 2
+            return twice(len(item)), abs(item)
+
+        def unrelated(item):
+            return abs(item) + 1
+    ''')
+    target = Target.of(mod.sizes)
+    scope = Scope.of(find_function(target.bare_source, target.name), Module.of(target))
+    assert [new for site in scope.sites for new in TwinContext().edits(site, scope)] == []

@@ -145,7 +145,7 @@ def _contexts(tree: ast.Module | None) -> dict[str, Any]:
     count = 0
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
     for function in functions:
-        nodes = _own_nodes(function)
+        nodes = own_nodes(function)
         statements[id(function)] = frozenset(ast.dump(n) for n in nodes if isinstance(n, ast.stmt))
         for node in (n for n in nodes if isinstance(n, ast.expr) and count < _MAX_CONTEXTS):
             for part in _parts(node):
@@ -155,7 +155,7 @@ def _contexts(tree: ast.Module | None) -> dict[str, Any]:
     return {"contexts": found, "statements": statements}
 
 
-def _own_nodes(function: ast.AST) -> list[ast.AST]:
+def own_nodes(function: ast.AST) -> list[ast.AST]:
     """The nodes of a function's body, those of the functions, lambdas and classes nested in it left out."""
     nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
     nodes, stack = [], list(getattr(function, "body", []))

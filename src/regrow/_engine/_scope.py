@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterator
 from typing import TypeVar
 
-from ._module import Module
+from ._module import Module, own_nodes
 
 _Node = TypeVar("_Node", bound=ast.AST)
 
@@ -98,9 +98,9 @@ class Scope:
 
     @functools.cached_property
     def statement_dumps(self) -> frozenset[str]:
-        """Every statement of the body (at any depth), as ``ast.dump`` writes it: what a twin shares."""
-        return frozenset(ast.dump(n) for n in ast.walk(self.function) if isinstance(n, ast.stmt)
-                         and n is not self.function)
+        """Every statement of the body (nested functions and classes left out, as :attr:`Module.statements`
+        counts them), as ``ast.dump`` writes it: what a twin shares."""
+        return frozenset(ast.dump(n) for n in own_nodes(self.function) if isinstance(n, ast.stmt))
 
     @functools.cached_property
     def in_loop(self) -> set[int]:
