@@ -23,6 +23,7 @@ from regrow._engine._calls import (
     MethodLookup,
     OwnMember,
     PositionAdded,
+    SentinelPassed,
 )
 from regrow._engine._core import OffByOne
 from regrow._engine._module import Module
@@ -158,6 +159,30 @@ def test_the_module_is_read_for_calls(make_module: Callable[[str], Any]) -> None
     assert "items" in module.attributes
 
 
+def test_a_marker_the_module_tests_for_but_never_passes(make_module: Callable[[str], Any]) -> None:
+    mod = make_module('''
+        _PLAIN = object()
+        _MISSING = object()
+
+        def words(*parts):
+            if parts and parts[0] is _PLAIN:
+                return list(parts[1:])
+            return [part.upper() for part in parts]
+
+        def get(d, key, default=_MISSING):
+            return d[key] if default is _MISSING else d.get(key, default)
+
+        def plain(*parts):
+            return words(*parts)
+    ''')
+    module = Module.of(Target.of(mod.plain))
+    assert module.sentinels == ["_PLAIN"]  # _MISSING is passed, as a default
+    source = "def plain(*parts):\n    return words(*parts)\n"
+    assert made(SentinelPassed(), source, module)[0] == source.replace("words(*parts)", "words(_PLAIN, *parts)")
+    reads = "def plain(*parts):\n    return words(*parts) if parts[0] is _PLAIN else None\n"
+    assert made(SentinelPassed(), reads, module) == []  # the function reads it already
+
+
 def test_enumerate_counts_from_one() -> None:
     source = "def f(a):\n    return [(i, x) for i, x in enumerate(a)]\n"
     assert made(PositionAdded(), source) == [source.replace("enumerate(a)", "enumerate(a, 1)")]
@@ -199,6 +224,6 @@ def test_builtins_take_no_off_by_one_argument() -> None:
 
 @pytest.mark.parametrize("op", [KeywordFromModule(), ArgumentAdded(), MemberSwap(), LostUse(), MethodAdded(),
                                 AttributeAdded(), Override(), NextElement(), LookupStyle(), PositionAdded(),
-                                MethodLookup(), OwnMember()])
+                                MethodLookup(), OwnMember(), SentinelPassed()])
 def test_nothing_without_a_site_of_its_kind(op: Operator) -> None:
     assert made(op, "def f(a, b):\n    return a + b\n") == []

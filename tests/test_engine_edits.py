@@ -257,6 +257,25 @@ def test_a_lost_assignment(make_module: Callable[[str], Any]) -> None:
     assert fixed(mod.grow, (1, 1), test_grow) == ["+value = doubled"]
 
 
+def test_a_lost_break(make_module: Callable[[str], Any]) -> None:
+    mod = make_module('''
+        def first_negative(values):
+            """The position of the first negative value, or -1."""
+            found = -1
+            for i, value in enumerate(values):
+                if value < 0:
+                    found = i
+            return found
+    ''')
+
+    def test_first(fn: Callable[..., int]) -> None:
+        assert fn([3, -1, -2]) == 1
+        assert fn([-5, -6]) == 0
+        assert fn([1, 2]) == -1
+
+    assert fixed(mod.first_negative, ([-1, -2],), test_first) == ["+break"]
+
+
 @pytest.mark.parametrize(("body", "ordered", "fix"), [
     ("names = [p['name'] for p in people]\n    return names", ["a", "b"], ["-return names", "+return sorted(names)"]),
     ("return [people[i]['name'] for i in range(people)]", ["b", "a"],

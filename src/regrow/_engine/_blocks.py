@@ -227,6 +227,19 @@ class RestoreUpdate:
                     yield Insert([ast.Assign([ast.Name(x, ast.Store())], load(y))], after=True)
 
 
+class ExitAdded:
+    """A loop exit that went missing: ``break`` (or ``continue``) after the last statement of an ``if``
+    branch inside a loop (``if i != skip: yield i`` for ``yield i; break``): the branch that found what
+    the loop looked for goes on looping instead."""
+
+    name, tier, prior = "exit-added", 2, 2
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        if _in_block(site) and _is_last(site) and isinstance(site.parent, ast.If) and id(site.node) in scope.in_loop:
+            yield Insert([ast.Break()], after=True)
+            yield Insert([ast.Continue()], after=True)
+
+
 def _counters(scope: Scope) -> list[str]:
     """Variables counted in steps: set to a whole number or stepped by one somewhere."""
     found = []
@@ -267,4 +280,4 @@ class WrapCall:
                 yield call(wrapper, node)
 
 
-BLOCKS: list[Operator] = [ReturnDropped(), GuardBlock(), ElifBranch(), RestoreUpdate(), WrapCall()]
+BLOCKS: list[Operator] = [ReturnDropped(), GuardBlock(), ElifBranch(), RestoreUpdate(), ExitAdded(), WrapCall()]

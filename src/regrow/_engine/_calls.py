@@ -65,6 +65,25 @@ class PositionAdded:
             yield with_fields(node, args=[*node.args, ast.Constant(1)])  # type: ignore[misc]
 
 
+class SentinelPassed:
+    """A marker passed again: a module-level ``_MARK = object()`` that the module tests for (``a[0] is _MARK``)
+    but passes nowhere, put first or last among a call's positional arguments (``cls(*a)`` for ``cls(_MARK,
+    *a)``: the alternate constructor that lost the marker its class looks for). A marker nobody passes is
+    the sign of such a loss, as a parameter nobody reads is (:class:`LostUse`)."""
+
+    name, tier, prior = "sentinel", 1, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
+            return
+        for marker in scope.module.sentinels:
+            if marker not in scope.loaded:
+                yield with_fields(node, args=[load(marker), *node.args])  # type: ignore[misc]
+                if node.args:
+                    yield with_fields(node, args=[*node.args, load(marker)])  # type: ignore[misc]
+
+
 class ArgumentAdded:
     """A positional argument a call lost: a variable of the function appended to a call of a module
     function that takes more than it is given (parameters of the function first)."""
@@ -216,5 +235,5 @@ class OwnMember:
                 yield ast.Attribute(load("self"), member, ast.Load())
 
 
-CALLS: list[Operator] = [KeywordFromModule(), PositionAdded(), ArgumentAdded(), MemberSwap(), MethodAdded(),
-                         AttributeAdded(), LookupStyle(), MethodLookup(), OwnMember()]
+CALLS: list[Operator] = [KeywordFromModule(), PositionAdded(), SentinelPassed(), ArgumentAdded(), MemberSwap(),
+                         MethodAdded(), AttributeAdded(), LookupStyle(), MethodLookup(), OwnMember()]

@@ -1,7 +1,10 @@
 """What the target's module offers beside the function: sibling functions and classes, constants, literals.
 
 Bugs often name the wrong one of several similar module-level helpers (``_padleft`` for ``_padboth``)
-or write a literal where a module constant was meant; the operators of :mod:`._names` draw on this.
+or write a literal where a module constant was meant; the operators of :mod:`._values` and :mod:`._calls`
+draw on this. A bug that dropped a piece of a function often leaves it written in a near-copy of the
+function (:mod:`._twins` reads what the module's functions write around their expressions), or leaves a
+marker the module tests for passed nowhere (:func:`_sentinels`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,12 @@ class Module:
     bare_calls: list[str] = dataclasses.field(default_factory=list)  # methods called without arguments, most first
     arity: dict[str, int] = dataclasses.field(default_factory=dict)  # positional parameters of module functions
     namespace: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)  # its globals
+    # Expressions of the module by the key of a part of theirs (see :func:`context_keys`): what the module
+    # writes around an expression like one of the function's, with the function that writes it.
+    contexts: dict[str, list[Context]] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    sentinels: list[str] = dataclasses.field(default_factory=list)  # markers compared against, never passed
+    # The statements each function of the module writes (``ast.dump`` of each), by ``id`` of its node.
+    statements: dict[int, frozenset[str]] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, target: Target) -> Module:
@@ -53,9 +62,109 @@ class Module:
         members, methods = _members(owner, tree)
         return cls(*_definitions(namespace, target.module, target.name), _constants(namespace), _literals(tree),
                    attributes=attributes, members=members, methods=methods, unary=_unary(owner, methods),
-                   keywords=keywords,
-                   bare_calls=bare_calls,
-                   arity=_arity(namespace, target.module), namespace=namespace)
+                   keywords=keywords, bare_calls=bare_calls, arity=_arity(namespace, target.module),
+                   namespace=namespace, sentinels=_sentinels(tree), **_contexts(tree))
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """An expression ``outer`` of the module that holds ``part`` as a direct child, in ``function``."""
+
+    outer: ast.expr
+    part: ast.expr
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+
+
+_MAX_CONTEXTS = 4000  # expressions kept as contexts in one module
+_SKELETON_NODES = 5  # a part this large is matched by its shape (names and values left out), a smaller one as written
+
+
+def context_keys(node: ast.expr) -> list[str]:
+    """How a part is looked up: as written, and (when large enough) by its shape alone."""
+    keys = ["=" + ast.dump(node)]
+    nodes = [n for n in ast.walk(node) if not isinstance(n, (ast.expr_context, ast.operator, ast.cmpop))]
+    if len(nodes) >= _SKELETON_NODES:
+        keys.append("~" + _shape(node))
+    return keys
+
+
+def _sentinels(tree: ast.Module | None) -> list[str]:
+    """Module-level names bound to a bare ``object()`` that the module reads only in ``is`` tests
+    (``a[0] is _MARK``): a marker that nothing passes any more, whose one pass a bug may have dropped.
+    A marker also read as a default, an argument or a value is in use (``default=_MISSING``)."""
+    if tree is None:
+        return []
+    made = [t.id for stmt in tree.body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == "object" and not stmt.value.args
+            and not stmt.value.keywords for t in stmt.targets if isinstance(t, ast.Name)]
+    if not made:
+        return []
+    tested: set[str] = set()
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Name) and child.id in made and isinstance(child.ctx, ast.Load):
+                is_test = isinstance(node, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+                (tested if is_test else used).add(child.id)
+    return [name for name in made if name in tested and name not in used]
+
+
+def _shape(node: ast.AST) -> str:
+    """``node`` written with its names, attribute names and values left out (a value's type kept)."""
+    if isinstance(node, ast.Name):
+        return "Name"
+    if isinstance(node, ast.Constant):
+        return f"Constant:{type(node.value).__name__}"
+    parts = []
+    for field, value in ast.iter_fields(node):
+        if isinstance(value, list):
+            parts.append("[" + ",".join(_shape(v) if isinstance(v, ast.AST) else repr(v) for v in value) + "]")
+        elif isinstance(value, ast.AST):
+            parts.append(_shape(value))
+        elif field != "attr":
+            parts.append(repr(value))
+    return f"{type(node).__name__}({','.join(parts)})"
+
+
+def _parts(node: ast.expr) -> list[ast.expr]:
+    """The children of ``node`` that a twin may hold in its place: a callee or an argument of a call, an
+    operand of arithmetic, the value subscripted."""
+    if isinstance(node, ast.Call):
+        return [node.func, *(a for a in node.args if not isinstance(a, ast.Starred))]
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.Subscript):
+        return [node.value]
+    return []
+
+
+def _contexts(tree: ast.Module | None) -> dict[str, Any]:
+    """The module's expressions by the keys of their parts, and each function's statements."""
+    found: dict[str, list[Context]] = {}
+    statements: dict[int, frozenset[str]] = {}
+    count = 0
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] if tree else []
+    for function in functions:
+        nodes = own_nodes(function)
+        statements[id(function)] = frozenset(ast.dump(n) for n in nodes if isinstance(n, ast.stmt))
+        for node in (n for n in nodes if isinstance(n, ast.expr) and count < _MAX_CONTEXTS):
+            for part in _parts(node):
+                count += 1
+                for key in context_keys(part):
+                    found.setdefault(key, []).append(Context(node, part, function))
+    return {"contexts": found, "statements": statements}
+
+
+def own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's body, those of the functions, lambdas and classes nested in it left out."""
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    nodes, stack = [], list(getattr(function, "body", []))
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if not isinstance(node, nested):
+            stack.extend(ast.iter_child_nodes(node))
+    return nodes
 
 
 def _definitions(namespace: dict[str, Any], module: str, own: str) -> tuple[list[str], list[str], list[str]]:

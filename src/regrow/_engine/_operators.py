@@ -10,9 +10,10 @@ from ._core import CORE
 from ._edits import Insert, Operator, Replacement
 from ._statements import STATEMENTS
 from ._templates import TEMPLATES
+from ._twins import TWINS
 from ._values import VALUES
 
-OPERATORS: list[Operator] = [*CORE, *VALUES, *CALLS, *TEMPLATES, *BLOCKS, *COPY, *STATEMENTS]
+OPERATORS: list[Operator] = [*CORE, *VALUES, *CALLS, *TEMPLATES, *TWINS, *BLOCKS, *COPY, *STATEMENTS]
 """The operators the engine uses, in no particular order (the search ranks them)."""
 
 __all__ = ["OPERATORS", "Insert", "Operator", "Replacement"]

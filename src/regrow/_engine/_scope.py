@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterator
 from typing import TypeVar
 
-from ._module import Module
+from ._module import Module, own_nodes
 
 _Node = TypeVar("_Node", bound=ast.AST)
 
@@ -95,6 +95,12 @@ class Scope:
         read = {n.id for n in ast.walk(self.function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         return [name for name in self.variables if name not in read and name not in ("self", "cls")
                 and not name.startswith("_")]
+
+    @functools.cached_property
+    def statement_dumps(self) -> frozenset[str]:
+        """Every statement of the body (nested functions and classes left out, as :attr:`Module.statements`
+        counts them), as ``ast.dump`` writes it: what a twin shares."""
+        return frozenset(ast.dump(n) for n in own_nodes(self.function) if isinstance(n, ast.stmt))
 
     @functools.cached_property
     def in_loop(self) -> set[int]:
