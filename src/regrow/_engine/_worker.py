@@ -16,15 +16,12 @@ result frame (:func:`regrow._sandbox._child.run_job`), read by the same reader
 channel, an overrun, how the child ended. What differs is the life: it reads one job after another
 from a request pipe, so the fork is paid once, not per candidate.
 
-Candidate code runs in the child, so nothing the child sends is trusted. Requests and replies are
-length-prefixed frames of plain data (:mod:`regrow._sandbox._channel`); the caller turns a reply
-back into its own types with a checking ``read`` function. The host never unpickles anything from
-the child. A reply that is malformed, oversized or not for the job running ends the job as
-``refused``, as in the fork sandbox; one not of the shape ``read`` expects, as ``crashed``; either
-kills the child. Trusted jobs are those that run only the user's own code — tracing the original
-under its own tests needs ``sys.settrace`` — and run in a child of their own without the filter and
-the hook; a job of the other kind gets a fresh child. Where ``fork`` does not exist the jobs run in
-this process under the in-process sandbox instead (time limit only).
+Candidate code runs in the child, so nothing it sends is trusted: requests and replies are frames of
+plain data, never unpickled; the caller's ``read`` checks a reply's shape. A reply that is malformed,
+oversized or not for the job running is ``refused``, as in the fork sandbox; one that ``read``
+rejects, ``crashed``; either kills the child. Trusted jobs run only the user's own code (tracing the
+original needs ``sys.settrace``) in a child of their own without the filter and the hook. Without
+``fork`` the jobs run in this process under the in-process sandbox (time limit only).
 """
 
 from __future__ import annotations
