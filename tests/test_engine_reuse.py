@@ -106,3 +106,41 @@ def test_a_test_known_to_pass_counts_as_passed_unrun(tmp_path: Path, monkeypatch
         tests(loud.loud)  # passes: the broken test is not run
     with known_to_pass(set(tests.collect())), known_to_pass(set()), pytest.raises(CheckFailed, match="ran"):
         tests(loud.loud)  # the innermost holds
+
+
+def within(value: int, low: int, high: int) -> bool:
+    """Whether ``low <= value <= high``."""
+    return value > low and value < high  # the bug: two comparisons, both should include their bound
+
+
+def check_inside(fn: Callable[..., bool]) -> None:
+    assert fn(5, 1, 9)
+
+
+def check_outside(fn: Callable[..., bool]) -> None:
+    assert not fn(0, 1, 9) and not fn(10, 1, 9)
+
+
+def check_low_edge(fn: Callable[..., bool]) -> None:
+    assert fn(1, 1, 9)
+
+
+def check_high_edge(fn: Callable[..., bool]) -> None:
+    assert fn(9, 1, 9)
+
+
+def test_a_statement_put_beside_one_runs_whenever_the_code_next_to_it_does() -> None:
+    # A statement inserted after the docstring runs on every call, but the docstring itself is no line
+    # the tracer reports: counting only its lines, every passing check looked unreached, an inserted
+    # `if value == low or ...: return True` passed on the failing checks alone, and the engine offered
+    # three candidates the session's proof then refused (engine2's `within`, fixed only by a pair).
+    tests = [TestCallable(test) for test in (check_inside, check_outside, check_low_edge, check_high_edge)]
+    plan = planned(Engine(), request(within, tests))
+    inserts = [edit for edit in plan.edits if type(edit.new).__name__ == "Insert"]
+    assert inserts and all(plan.unreached(edit) == frozenset() for edit in inserts)
+    runs = []
+    for reuse in (True, False):
+        engine = Engine(reuse=reuse, jobs=1)
+        runs.append([fix.source for fix in engine.propose(request(within, tests))])
+    assert runs[0] == runs[1]
+    assert runs[0] and "value >= low and value <= high" in runs[0][0]

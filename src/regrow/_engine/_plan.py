@@ -25,7 +25,7 @@ from .._candidate import Candidate
 from .._checks import Check, known_to_pass
 from .._evaluate import evaluate
 from .._target import Target
-from ._edits import EditSizes, Operator, Replacement
+from ._edits import EditSizes, Insert, Operator, Replacement
 from ._localize import Spectrum
 from ._pairs import Coupled, pairs
 from ._scope import Site
@@ -94,7 +94,7 @@ class Plan:
             edit.index = index
         self._sizes = EditSizes()
         self._spans: dict[int, range] = {}
-        self._unreached: dict[tuple[int, ...], frozenset[str]] = {}
+        self._unreached: dict[tuple[tuple[int, bool], ...], frozenset[str]] = {}
 
     @functools.cached_property
     def _parents(self) -> dict[int, ast.AST]:
@@ -123,14 +123,26 @@ class Plan:
         """
         if not self.reuse or self.spectrum is None:
             return frozenset()
-        sites = (edit.site, *((edit.second.site,) if edit.second is not None else ()))
-        key = tuple(site.order for site in sites)
+        changes = ((edit.site, edit.new), *(((edit.second.site, edit.second.new),) if edit.second is not None else ()))
+        key = tuple((site.order, isinstance(new, Insert)) for site, new in changes)
         unrun = self._unreached.get(key)
         if unrun is None:  # once per site (or pair of sites): every edit there judges a candidate in this child
-            lines = {line for site in sites for line in self._span(site)}
+            lines = {line for site, new in changes for line in self._reach(site, new)}
             unrun = self._unreached[key] = frozenset(  # a check that did not finish is a failing one
                 run.check for run in self.spectrum.passing if run.lines.isdisjoint(lines))
         return unrun
+
+    def _reach(self, site: Site, new: Replacement) -> range:
+        """The lines one of which a check must run for the edit to change what it does: the statement's,
+        or the whole function's where the statement tells nothing — new statements put beside it run
+        when the code next to them runs, and a statement no check ran a line of (a docstring, ``pass``:
+        the tracer never reports them) may be passed through by every check."""
+        span = self._span(site)
+        reached = any(not run.lines.isdisjoint(span) for run in self.spectrum.runs) if self.spectrum else False
+        if isinstance(new, Insert) or not reached:
+            offset = self.target.def_lineno - 1
+            return range(self.function.lineno + offset, (self.function.end_lineno or self.function.lineno) + offset + 1)
+        return span
 
     @functools.cached_property
     def original(self) -> str:
