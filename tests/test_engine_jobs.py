@@ -327,3 +327,18 @@ def test_a_candidate_judged_again_after_its_batch_failed_gets_a_verdict_not_judg
     assert job([twin[0].index], None, 1, 2.0, False)[0]["seen"] is True  # same round: the host read the first
     again = job([twin[0].index], None, None, 2.0, False)[0]  # judged again: a whole verdict
     assert again["seen"] is False and again["key"] == first[1].key and {"ok", "check", "reason"} <= set(again)
+
+
+def test_a_batch_holds_as_many_candidates_as_the_checks_run_in_20_ms_at_most_8_and_one_after_a_hang() -> None:
+    from regrow._engine._localize import Run, Spectrum
+
+    def spectrum(*durations: float, hung: bool = False) -> Spectrum:
+        runs = [Run(f"c{i}", True, frozenset(), d, []) for i, d in enumerate(durations)]
+        return Spectrum(runs + ([Run("hang", False, frozenset(), 1.0, [], timed_out=True)] if hung else []))
+
+    engine = Engine()
+    assert engine.batch(spectrum(0.0001, 0.0001)) == 8  # quick checks: the most
+    assert engine.batch(spectrum(0.004, 0.001)) == 4  # 20 ms / 5 ms
+    assert engine.batch(spectrum(0.5)) == 1  # a slow original: one at a time
+    assert engine.batch(spectrum(0.0001, hung=True)) == 1  # a check that hung may hang on a candidate
+    assert Engine(fresh=True).batch(spectrum(0.0001)) == 1 and engine.batch(None) == 1

@@ -168,11 +168,9 @@ class Engine:
         ``_BATCH_SECONDS`` (at most ``_BATCH``), so that quick candidates cost the host one exchange per
         batch, not one each, while a slow one is still handed out alone (a job that overruns or crashes
         is judged again one candidate at a time, see :meth:`Judges.verdicts`)."""
-        if spectrum is None or self.fresh:
-            return 1
-        spent = sum(run.duration for run in spectrum.runs if not run.timed_out)
-        if len(spectrum.runs) != len([run for run in spectrum.runs if not run.timed_out]):
+        if spectrum is None or self.fresh or any(run.timed_out for run in spectrum.runs):
             return 1  # a check that hangs on the original may hang on its candidates
+        spent = sum(run.duration for run in spectrum.runs)
         return max(1, min(_BATCH, int(_BATCH_SECONDS / max(spent, 1e-6))))
 
     def _search(self, plan: Plan, request: Request, judges: Judges) -> list[Evidence]:
