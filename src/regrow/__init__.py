@@ -28,8 +28,7 @@ from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox
 from ._session import Budget, RepairResult, Session
 from ._store import CacheProposer, Store
 from ._target import Target
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "Attempt",

@@ -15,10 +15,10 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from . import __version__
 from ._agent import DEFAULT_STORE
 from ._agent import history as read_history
 from ._agent_process import OperationError, run_operation
+from ._version import __version__
 
 INSTRUCTIONS = """\
 regrow repairs a failing Python function and proves the fix against its pytest tests.

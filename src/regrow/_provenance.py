@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import _files
+from ._version import __version__
 
 Kind = Literal["fix", "failure"]
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
@@ -141,8 +142,6 @@ def read(folder: Path) -> list[tuple[Record, bytes | None]]:
 
 
 def _version() -> str:
-    from . import __version__
-
     return __version__
 
 

@@ -23,13 +23,13 @@ from typing import Any
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, tool
 
-from . import __version__
 from ._agent import DEFAULT_STORE
 from ._agent import history as read_history
 from ._agent_process import OperationError, run_operation
 from ._decorator import heal
 from ._errors import RegrowError
 from ._ledger import ledger_of
+from ._version import __version__
 
 __all__ = ["healed", "healing_tool", "regrow_server", "regrow_tools"]
 
