@@ -233,11 +233,21 @@ def harden(plan: Plan, report_fd: int) -> None:
     watch(plan, report_fd)
 
 
-def confine(plan: Plan) -> None:
-    """Every guard but the syscall filter and the audit hook: limits, secrets, network, scratch as the
-    working directory and the temp folder, Landlock, private shared memory, no privileges. The process
-    must be in its own session."""
+def private_scratch(plan: Plan) -> bool:
+    """Make the scratch folder a private, size-limited, ``noexec`` tmpfs (:func:`._kernel.private_scratch`)
+    where ``Limits.scratch_bytes`` asks for one and the kernel allows it. First of the guards: whatever the
+    child makes in scratch must be made in the tmpfs."""
+    size = plan.limits.scratch_bytes
+    return size is not None and _kernel.private_scratch(plan.scratch, size)
+
+
+def confine(plan: Plan, scratch_ready: bool = False) -> None:
+    """Every guard but the syscall filter and the audit hook: the private scratch (unless ``scratch_ready``:
+    made already), limits, secrets, network, scratch as the working directory and the temp folder,
+    Landlock, private shared memory, no privileges. The process must be in its own session."""
     scratch, limits = plan.scratch, plan.limits
+    if not scratch_ready:
+        private_scratch(plan)
     _kernel.die_with_parent()
     _kernel.enter_netns(plan.netns_fd)
     _kernel.privatize(plan.shared)  # before the address-space limit: it holds a copy of each mapping for a moment
