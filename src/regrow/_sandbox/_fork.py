@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from . import _guard
 from ._afterfork import fork_armed, regrow_locks
 from ._base import ErrorInfo, Limits, Outcome, Status, clean, scratch_folder
-from ._cleanup import remove_tree
 from ._channel import (
     OUTPUT_TEXT_LIMIT,
     VIOLATION_LIMIT,
@@ -41,6 +40,7 @@ from ._channel import (
     resolve_ref,
 )
 from ._child import child, run_job, setup
+from ._cleanup import remove_tree
 
 if TYPE_CHECKING:
     from ._server import ForkServer
