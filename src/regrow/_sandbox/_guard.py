@@ -44,6 +44,7 @@ from ._hook import (
     SandboxViolation,
     guard_at_fork,
     make_audit_hook,
+    seal,
     secret_paths,
     unplug_subinterpreters,
 )
@@ -272,8 +273,12 @@ def watch(plan: Plan, report_fd: int) -> None:
     allow_processes = _allows_processes(plan.limits)
     _kernel.filter_syscalls(allow_processes)
     hook, place = _prebuilt(make_audit_hook, allow_processes)
-    place[0], place[1] = plan.scratch, report_fd
+    # Nothing the candidate can call returns this hook or its place: the place is sealed (the hook reads
+    # a tuple of its own from now on) and the cache that handed them out is emptied.
+    seal(place, plan.scratch, report_fd)
     sys.addaudithook(hook)
+    _prebuilt.cache_clear()
+    del hook, place
     unplug_subinterpreters()
     guard_at_fork()
 
