@@ -151,6 +151,7 @@ def test_posix_message_queues_are_out_of_reach(bare: ForkSandbox) -> None:
     finally:
         os.close(host_queue)
         _libc.mq_unlink(name)
+        _libc.mq_unlink(name + b"-left")  # if the child did make it
 
 
 # -- 2. prctl ----------------------------------------------------------------------------------------
