@@ -10,6 +10,7 @@ host's view of the scratch folder, what the child printed.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import pathlib
@@ -432,4 +433,35 @@ def test_a_list_found_in_the_hooks_frames_cannot_widen_it(sandbox: ForkSandbox, 
     outcome = sandbox.call(widen)
     assert outcome.status == "refused" and outcome.violations, outcome
     assert len(outcome.violations) == 2, outcome.violations  # the hook refused both opens
+    assert not os.path.exists(target)
+
+
+def test_a_hook_switched_off_through_its_cells_still_meets_the_kernel(sandbox: ForkSandbox,
+                                                                     tmp_path: pathlib.Path) -> None:
+    """What is still reachable from Python (docs/sandbox.md): the closure cells of the hook's helpers, found
+    in its frames. Replacing the sealed scratch folder there switches the hook's check off; Landlock holds."""
+    target = str(tmp_path / "widened")
+
+    def widen() -> None:
+        from regrow._sandbox._hook import SandboxViolation
+
+        try:
+            open(target, "w").close()
+        except SandboxViolation as exc:
+            trace = exc.__traceback__
+            while trace is not None:
+                for value in list(trace.tb_frame.f_locals.values()):
+                    for cell in getattr(value, "__closure__", None) or ():
+                        with contextlib.suppress(ValueError):  # an empty cell
+                            if type(cell.cell_contents) is tuple and len(cell.cell_contents) == 2:
+                                cell.cell_contents = ("", cell.cell_contents[1])
+                trace = trace.tb_next
+        try:
+            open(target, "w").close()
+        except PermissionError as exc:
+            print(f"second open: {type(exc).__name__}")
+
+    outcome = sandbox.call(widen)
+    assert "second open: PermissionError" in outcome.output, outcome  # Landlock's EACCES, not the hook's refusal
+    assert len(outcome.violations) == 1, outcome.violations
     assert not os.path.exists(target)
