@@ -2,7 +2,8 @@
 
 The baseline is what the predecessors did: a fresh ``python -I`` subprocess per call. Beside the
 fork sandbox stands a bare ``os.fork()`` + ``os._exit(0)`` + ``waitpid`` of the same process: the
-floor that forking this process costs, whatever the guard does. The fork sandbox runs again in a
+floor that forking this process costs, whatever the guard does; and again with its scratch folder
+on disk rather than a private tmpfs (what the tmpfs costs, as root). The fork sandbox runs again in a
 host with three threads logging to a file the whole time (a web worker): every call must still
 return, and the threads' cost shows.
 
@@ -28,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from regrow._sandbox import ForkSandbox, InProcessSandbox, Limits, PoolSandbox
 
 LIMITS = Limits(timeout=5.0)
+ON_DISK = Limits(timeout=5.0, scratch_bytes=None)
 TARGETS = {"inprocess": 50e-6, "fork": 5e-3, "fork (server)": 5e-3, "pool": 1e-3}
 
 
@@ -110,6 +112,8 @@ def main() -> None:
     runs["fork+exit (bare)"] = measure(checked(bare_fork), int(300 * scale))
     with ForkSandbox(LIMITS) as fork:
         runs["fork"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
+    with ForkSandbox(ON_DISK) as fork:  # the same without the private scratch tmpfs (as without root)
+        runs["fork (scratch on disk)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
     with ForkSandbox(LIMITS) as fork, logging_threads(3):
         runs["fork (3 logging threads)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
     with ForkSandbox(LIMITS, server=True) as server:

@@ -249,7 +249,8 @@ def test_tests_that_write_temp_files_still_pass(engine_worker: tuple[Worker, Tar
     """)
     assert judge(worker, target, writes, 2.0) == {"ok": True, "check": "all", "reason": ""}
     child = worker._child
-    assert child is not None and os.path.exists(f"{child.scratch}/kept.txt")
+    # seen through the worker's own root: as root its scratch is a tmpfs in a mount namespace of its own
+    assert child is not None and os.path.exists(f"/proc/{child.pid}/root{child.scratch}/kept.txt")
     worker.close()
     assert not os.path.exists(child.scratch)  # the scratch folder goes with the worker
     escape = candidate("""

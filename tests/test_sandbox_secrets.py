@@ -105,9 +105,14 @@ _HOST = textwrap.dedent('''
     def detector():
         deadline = time.monotonic() + 8
         while time.monotonic() < deadline:
-            for path in glob.glob(os.path.join(root, "*", "pid")):
+            # the child's own pid file is in its private scratch (a tmpfs the host does not see, as root):
+            # the child is found as the host's child that wrote one there
+            for path in glob.glob("/proc/[0-9]*/stat"):
                 try:
-                    pid = int(open(path).read())
+                    fields = open(path).read().rsplit(")", 1)[1].split()
+                    pid = int(path.split("/")[2])
+                    if int(fields[1]) != os.getpid() or not os.path.exists(f"/proc/{pid}/cwd/pid"):
+                        continue
                     with open(f"/proc/{pid}/environ", "rb") as source:
                         seen["outside"] = source.read().decode("latin-1")
                     return

@@ -10,11 +10,12 @@ import builtins
 import dataclasses
 import os
 import re
-import shutil
 import tempfile
 import weakref
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from ._cleanup import remove_tree
 
 Status = Literal["ok", "error", "timeout", "crashed", "refused"]
 
@@ -45,7 +46,7 @@ def scratch_folder(owner: object, prefix: str) -> str:
 
 def _remove(path: str, owner_pid: int) -> None:
     if os.getpid() == owner_pid:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)  # not shutil.rmtree: a deep enough tree defeats it
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -59,6 +60,10 @@ class Limits:
     the call may start (0: none, refused by the audit hook; ``None``: no limit).
     ``result_bytes`` caps each frame that comes back from a child process (the encoded return value
     among them); all the frames of one call may together take ``4 * result_bytes + 1 MiB`` to decode.
+    ``scratch_bytes`` is what the call's scratch folder may hold in all (data, and one inode per 4 KiB
+    of it): where the kernel allows it (Linux, as root) the folder is a private ``tmpfs`` of that size,
+    ``noexec``, which exists only in the child's mount namespace and is gone with it; ``None``, or
+    without root, the folder is a plain one on the host's disk (bounded per file by ``file_size_bytes``).
     """
 
     timeout: float = 2.0
@@ -67,6 +72,7 @@ class Limits:
     file_size_bytes: int | None = 16 << 20
     processes: int | None = 0
     result_bytes: int = 16 << 20
+    scratch_bytes: int | None = 64 << 20
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

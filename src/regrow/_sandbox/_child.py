@@ -132,9 +132,10 @@ def setup(plan: _guard.Plan, fds: tuple[int, int | None], locks: tuple[Any, ...]
         try:
             result_fd, keep, request_fd = own_fds(fds, plan.netns_fd, request)
             fresh_process(locks)
-            _pytest_temp_inside(plan.scratch)
             own = dataclasses.replace(plan, netns_fd=keep)
-            _guard.confine(own)
+            _guard.private_scratch(own)  # before anything is made in scratch
+            _pytest_temp_inside(plan.scratch)
+            _guard.confine(own, scratch_ready=True)
             if keep is not None:
                 os.close(keep)
             if watched:

@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import itertools
 import os
-import shutil
 import signal
 import threading
 import time
@@ -41,6 +40,7 @@ from ._channel import (
     resolve_ref,
 )
 from ._child import child, run_job, setup
+from ._cleanup import remove_tree
 
 if TYPE_CHECKING:
     from ._server import ForkServer
@@ -156,7 +156,7 @@ class Forker:
             pending, self._exited = self._exited, []
         for pid in pending:
             os.waitpid(pid, 0)  # they were sent SIGKILL: this cannot block for long
-        shutil.rmtree(self._root, ignore_errors=True)
+        remove_tree(self._root)
 
 
 def _has_result(collector: Collector) -> bool:
@@ -166,8 +166,8 @@ def _has_result(collector: Collector) -> bool:
 def _remove(scratch: str) -> None:
     try:
         os.rmdir(scratch)  # the common case: the call wrote nothing
-    except OSError:
-        shutil.rmtree(scratch, ignore_errors=True)
+    except OSError:  # what the call left where scratch is no private tmpfs (not root): any shape of tree
+        remove_tree(scratch)
 
 
 def assemble(

@@ -44,6 +44,7 @@ from ._hook import (
     SandboxViolation,
     guard_at_fork,
     make_audit_hook,
+    seal,
     secret_paths,
     unplug_subinterpreters,
 )
@@ -233,11 +234,21 @@ def harden(plan: Plan, report_fd: int) -> None:
     watch(plan, report_fd)
 
 
-def confine(plan: Plan) -> None:
-    """Every guard but the syscall filter and the audit hook: limits, secrets, network, scratch as the
-    working directory and the temp folder, Landlock, private shared memory, no privileges. The process
-    must be in its own session."""
+def private_scratch(plan: Plan) -> bool:
+    """Make the scratch folder a private, size-limited, ``noexec`` tmpfs (:func:`._kernel.private_scratch`)
+    where ``Limits.scratch_bytes`` asks for one and the kernel allows it. First of the guards: whatever the
+    child makes in scratch must be made in the tmpfs."""
+    size = plan.limits.scratch_bytes
+    return size is not None and _kernel.private_scratch(plan.scratch, size)
+
+
+def confine(plan: Plan, scratch_ready: bool = False) -> None:
+    """Every guard but the syscall filter and the audit hook: the private scratch (unless ``scratch_ready``:
+    made already), limits, secrets, network, scratch as the working directory and the temp folder,
+    Landlock, private shared memory, no privileges. The process must be in its own session."""
     scratch, limits = plan.scratch, plan.limits
+    if not scratch_ready:
+        private_scratch(plan)
     _kernel.die_with_parent()
     _kernel.enter_netns(plan.netns_fd)
     _kernel.privatize(plan.shared)  # before the address-space limit: it holds a copy of each mapping for a moment
@@ -262,8 +273,12 @@ def watch(plan: Plan, report_fd: int) -> None:
     allow_processes = _allows_processes(plan.limits)
     _kernel.filter_syscalls(allow_processes)
     hook, place = _prebuilt(make_audit_hook, allow_processes)
-    place[0], place[1] = plan.scratch, report_fd
+    # Nothing the candidate can call returns this hook or its place: the place is sealed (the hook reads
+    # a tuple of its own from now on) and the cache that handed them out is emptied.
+    seal(place, plan.scratch, report_fd)
     sys.addaudithook(hook)
+    _prebuilt.cache_clear()
+    del hook, place
     unplug_subinterpreters()
     guard_at_fork()
 

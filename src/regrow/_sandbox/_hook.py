@@ -127,12 +127,23 @@ def secret_paths() -> tuple[str, ...]:
 AuditHook = Callable[[str, tuple[Any, ...]], None]
 
 
+def seal(place: list[Any], scratch: str, report_fd: int) -> None:
+    """Point a hook made with ``place`` at ``scratch`` and ``report_fd`` for good, and empty ``place``."""
+    place[0], place[1] = scratch, report_fd
+    if len(place) > 2 and callable(place[2]):
+        place[2]()
+    place.clear()
+
+
 def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: list[Any] | None = None) -> AuditHook:
     """Build the hook. It reads only its own closure and C builtins bound here, never module globals,
     so a candidate that patches ``os.path`` or this module cannot change what it decides.
 
     ``place``, if given, is where the hook reads the scratch directory and the report fd from (items
-    0 and 1): a hook made in the parent once is then pointed at a child's own in the child.
+    0 and 1): a hook made in the parent once is then pointed at a child's own in the child. The hook
+    appends a third item, a function that *seals* it: the hook copies the two into a tuple of its own
+    and forgets the list, so nothing that still holds the list (or finds it in a frame of the hook)
+    can widen the hook afterwards. The child seals it as soon as it is installed (:func:`seal`).
     """
     _type, _str, _bytes, _int, _tuple, _len, _any = type, str, bytes, int, tuple, len, any
     _startswith, _endswith, _split, _join = str.startswith, str.endswith, str.split, str.join
@@ -158,7 +169,14 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
             return "(" + _join(", ", [show(item) for item in value]) + ")"
         return "<object>"  # never call a candidate's __repr__ from inside the hook
 
-    where: list[Any] = place if place is not None else [scratch, report_fd]  # set in the child for a hook made before
+    where: Any = place if place is not None else (scratch, report_fd)  # a list until the child seals it
+
+    def sealed() -> None:
+        nonlocal where
+        where = (where[0], where[1])  # immutable; the list is no longer read
+
+    if place is not None:
+        place.append(sealed)
 
     def refuse(event: str, what: str) -> None:
         reason = f"{event} {what}".strip()[:400]

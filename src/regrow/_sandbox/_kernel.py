@@ -4,6 +4,9 @@
   process group the parent kills as a whole;
 * die-with-parent, an empty network namespace (root), Landlock (writes outside scratch, ``execve``,
   TCP, signals and abstract sockets outside the sandbox);
+* a scratch folder that is a private ``tmpfs`` of a bounded size, ``noexec``/``nosuid``/``nodev``, in a
+  mount namespace of the child's own (root): what the call writes holds no disk, cannot be mapped
+  executable (no native code ``dlopen``-ed from it) and is gone with the child, whatever its shape;
 * no shared memory with the host: every ``MAP_SHARED`` mapping the child inherited (a
   ``multiprocessing.Value``, its lock's semaphore, an ``mmap`` of a file) is replaced by a private
   copy, so what the child writes there stays in the child;
@@ -26,7 +29,9 @@ from typing import Any
 
 from . import _afterfork, _seccomp
 
-_CLONE_NEWNET = 0x40000000
+_CLONE_NEWNET, _CLONE_NEWNS = 0x40000000, 0x00020000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+_INODE_BYTES = 4096  # a private scratch allows one inode per this many bytes of its size
 _PR_SET_PDEATHSIG, _PR_CAPBSET_DROP, _PR_SET_SECUREBITS, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT = 1, 24, 28, 38, 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _SECURE_BITS = 0xEF  # NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and every lock (not KEEP_CAPS)
@@ -82,7 +87,7 @@ def libc() -> ctypes.CDLL | None:
         handle.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                 ctypes.c_long]
         handle.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        for name in ("prctl", "setns", "unshare", "capset"):  # looked up here: a child that does it pays ~0.3 ms
+        for name in ("prctl", "setns", "unshare", "capset", "mount"):  # here: a child that looks up pays ~0.3 ms
             getattr(handle, name)
         _libc_handle = handle
     return _libc_handle
@@ -206,6 +211,24 @@ def die_with_parent() -> None:
 def enter_netns(fd: int | None) -> bool:
     handle = libc()
     return fd is not None and handle is not None and handle.setns(fd, _CLONE_NEWNET) == 0
+
+
+def private_scratch(scratch: str, size: int) -> bool:
+    """Make ``scratch`` a ``tmpfs`` of at most ``size`` bytes that only this process (and what it starts)
+    sees: a mount namespace of its own, every mount in it made private (so nothing mounted here
+    reaches the host's namespace), then the ``tmpfs`` on ``scratch``, ``noexec``, ``nosuid``, ``nodev``.
+
+    Linux, as root (``CAP_SYS_ADMIN``); False elsewhere, and the folder stays the host's plain one.
+    Costs the child ~0.5 ms (a copy of the mount table, one walk over it, one mount).
+    """
+    handle = libc()
+    if handle is None or os.geteuid() != 0 or handle.unshare(_CLONE_NEWNS) != 0:
+        return False
+    if handle.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False  # not private: a mount made now could propagate to the host's namespace
+    options = f"size={size},nr_inodes={max(size // _INODE_BYTES, 64)},mode=0700".encode()
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    return handle.mount(b"regrow-scratch", os.fsencode(scratch), b"tmpfs", flags, options) == 0  # type: ignore[no-any-return]
 
 
 def landlock(scratch: str, allow_exec: bool) -> int:

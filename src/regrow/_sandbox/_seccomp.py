@@ -9,7 +9,8 @@ Every denial is ``SECCOMP_RET_KILL_PROCESS``: the kernel kills the whole child w
 the call does anything. A candidate cannot catch that, so a denied call can never end as a
 passing verdict; the parent reads SIGSYS from the wait status and reports a refusal. The one
 exception is ``clone3``, which answers ``ENOSYS`` (its flags sit behind a pointer the filter
-cannot read; the C library then falls back to ``clone``, whose flags the filter checks).
+cannot read; the C library then falls back to ``clone``, whose flags the filter checks), and
+``fallocate`` with a mode, which answers ``EOPNOTSUPP`` as a file system without it would.
 
 What the filter refuses (see ``docs/sandbox.md``):
 
@@ -26,7 +27,12 @@ What the filter refuses (see ``docs/sandbox.md``):
   to given times (to *now*, as ``Path.touch`` does, is allowed: it needs write access or ownership);
 * kernel-wide levers: ``bpf``, ``perf_event_open``, keyrings, modules, ``kexec``, ``reboot``,
   swap, ``acct``, clocks, host names, ``quotactl``, ``syslog``, ``io_uring``, ``userfaultfd``,
-  ``open_by_handle_at``, ``fanotify_init``, x86 I/O ports and LDT.
+  ``open_by_handle_at``, ``fanotify_init``, x86 I/O ports and LDT;
+* kernel objects that are not paths, which would outlive the child or reach the host's own by key:
+  System V shared memory, semaphores and message queues, POSIX message queues, ``memfd_create`` and
+  ``memfd_secret`` (memory no address-space limit counts; code ``dlopen`` could map from it);
+* ``prctl`` options outside :data:`PRCTL_ALLOWED` (``PR_SET_PDEATHSIG`` would undo die-with-parent);
+  ``fallocate`` with a non-zero mode (``FALLOC_FL_KEEP_SIZE`` holds disk past the file-size limit).
 """
 
 from __future__ import annotations
@@ -68,7 +74,10 @@ _X86_64 = {
     "userfaultfd": 323, "open_by_handle_at": 304, "settimeofday": 164, "clock_settime": 227,
     "clock_adjtime": 305, "adjtimex": 159, "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173,
     "modify_ldt": 154, "quotactl": 179, "syslog": 103, "vhangup": 153, "lookup_dcookie": 212, "uselib": 134,
-    "nfsservctl": 180, "fanotify_init": 300,
+    "nfsservctl": 180, "fanotify_init": 300, "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64,
+    "semop": 65, "semctl": 66, "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71,
+    "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+    "mq_getsetattr": 245, "memfd_create": 319, "prctl": 157, "fallocate": 285,
 }  # fmt: skip
 _AARCH64 = {
     "socket": 198, "socketpair": 199, "ioctl": 29, "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
@@ -83,14 +92,17 @@ _AARCH64 = {
     "swapon": 224, "swapoff": 225, "acct": 89, "setsid": 157, "setpgid": 154, "userfaultfd": 282,
     "open_by_handle_at": 265, "settimeofday": 170, "clock_settime": 112, "clock_adjtime": 266, "adjtimex": 171,
     "sethostname": 161, "setdomainname": 162, "quotactl": 60, "syslog": 116, "vhangup": 58, "lookup_dcookie": 18,
-    "nfsservctl": 42, "fanotify_init": 262,
+    "nfsservctl": 42, "fanotify_init": 262, "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
+    "semget": 190, "semctl": 191, "semtimedop": 192, "semop": 193, "msgget": 186, "msgctl": 187, "msgrcv": 188,
+    "msgsnd": 189, "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+    "mq_getsetattr": 185, "memfd_create": 279, "prctl": 167, "fallocate": 47,
 }  # fmt: skip
 _UNIFIED = {  # 424 and up: one number on every architecture
     "pidfd_send_signal": 424, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
     "pidfd_open": 434, "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
     "quotactl_fd": 443, "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
-    "open_tree_attr": 467, "file_setattr": 469,
+    "memfd_secret": 447, "open_tree_attr": 467, "file_setattr": 469,
 }  # fmt: skip
 _ARCHES = {"x86_64": (0xC000003E, _X86_64 | _UNIFIED), "aarch64": (0xC00000B7, _AARCH64 | _UNIFIED)}
 _ARCHES["arm64"] = _ARCHES["aarch64"]
@@ -108,7 +120,25 @@ DENIED = (
     "iopl", "ioperm", "modify_ldt", "quotactl", "quotactl_fd", "syslog", "vhangup", "lookup_dcookie", "uselib",
     "nfsservctl", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "open_by_handle_at",
     "fanotify_init", "process_madvise", "process_mrelease",
+    # kernel objects that are not paths: they would outlive the child, or reach the host's by key
+    "shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl", "msgget", "msgsnd", "msgrcv",
+    "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    "memfd_create", "memfd_secret",  # memory no address-space limit counts, and code dlopen can map from it
 )  # fmt: skip
+# prctl options a sandboxed process may use: reads of its own state, naming itself or a mapping, and the
+# ones that only tighten (seccomp, no_new_privs, MDWE, locking the shadow stack). Every other option is
+# refused, among them PR_SET_PDEATHSIG (die-with-parent undone), PR_SET_DUMPABLE, PR_SET_PTRACER,
+# PR_SET_CHILD_SUBREAPER, PR_SET_MM, PR_CAP_AMBIENT, PR_SET_SECUREBITS, PR_SET_KEEPCAPS.
+PRCTL_ALLOWED = {
+    "PR_GET_PDEATHSIG": 2, "PR_GET_DUMPABLE": 3, "PR_GET_KEEPCAPS": 7, "PR_SET_NAME": 15, "PR_GET_NAME": 16,
+    "PR_GET_SECCOMP": 21, "PR_SET_SECCOMP": 22, "PR_CAPBSET_READ": 23, "PR_GET_SECUREBITS": 27,
+    "PR_GET_TIMERSLACK": 30, "PR_GET_CHILD_SUBREAPER": 37, "PR_SET_NO_NEW_PRIVS": 38, "PR_GET_NO_NEW_PRIVS": 39,
+    "PR_GET_TID_ADDRESS": 40, "PR_GET_THP_DISABLE": 42, "PR_GET_FP_MODE": 46, "PR_SVE_GET_VL": 51,
+    "PR_GET_SPECULATION_CTRL": 52, "PR_GET_TAGGED_ADDR_CTRL": 56, "PR_GET_IO_FLUSHER": 58, "PR_SET_MDWE": 65,
+    "PR_GET_MDWE": 66, "PR_GET_MEMORY_MERGE": 68, "PR_GET_SHADOW_STACK_STATUS": 74,
+    "PR_LOCK_SHADOW_STACK_STATUS": 76, "PR_GET_AUXV": 0x41555856, "PR_SET_VMA": 0x53564D41,
+}  # fmt: skip
+_EOPNOTSUPP = 95
 # Requests that only read state or set flags on the caller's own descriptor (same numbers on both arches).
 IOCTL_ALLOWED = {
     "TCGETS": 0x5401, "TCGETS2": 0x802C542A, "TIOCGWINSZ": 0x5413, "TIOCGPGRP": 0x540F, "FIONREAD": 0x541B,
@@ -136,11 +166,13 @@ def _ret(action: int) -> list[_Insn]:
     return [(_RET, 0, 0, action)]
 
 
-def _require(index: int, values: Sequence[int | str], then: list[_Insn], mask: int | None = None) -> list[_Insn]:
-    """Argument ``index`` (optionally masked) must be one of ``values`` to go on to ``then``; else kill."""
+def _require(index: int, values: Sequence[int | str], then: list[_Insn], mask: int | None = None,
+             fail: list[_Insn] | None = None) -> list[_Insn]:
+    """Argument ``index`` (optionally masked) must be one of ``values`` to go on to ``then``; else ``fail``
+    (one instruction: kill by default)."""
     block: list[_Insn] = [_ld(_arg(index))] + ([(_AND, 0, 0, mask)] if mask is not None else [])
     block += [(_JEQ, len(values) - i, 0, value) for i, value in enumerate(values)]  # jt lands on `then`
-    return block + _ret(RET_KILL_PROCESS) + then
+    return block + (fail or _ret(RET_KILL_PROCESS)) + then
 
 
 def _only(index: int, values: Sequence[int | str]) -> list[_Insn]:
@@ -177,6 +209,10 @@ def rules(allow_processes: bool) -> dict[str, list[_Insn]]:
         "setpriority": _require(0, [0, 1], _only(1, _SELF)),  # PRIO_PROCESS or PRIO_PGRP, of itself
         "ioprio_set": _require(0, [1, 2], _only(1, _SELF)),  # IOPRIO_WHO_PROCESS or _PGRP, of itself
         "utimensat": _null(2), "futimesat": _null(2), "utimes": _null(1), "utime": _null(1),  # times: NULL (now)
+        "prctl": _only(0, list(PRCTL_ALLOWED.values())),
+        # mode 0 only: FALLOC_FL_KEEP_SIZE would hold disk past the file-size limit in a file that looks empty;
+        # an error, not a kill, since a file system without the other modes answers the same
+        "fallocate": _require(1, [0], _ret(RET_ALLOW), fail=_ret(RET_ERRNO | _EOPNOTSUPP)),
     }
     for name in ("sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr", "prlimit64",
                  "migrate_pages", "move_pages"):
