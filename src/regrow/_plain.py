@@ -2,32 +2,13 @@
 
 A candidate's results are recorded in the sandbox as plain data (:func:`encode`) and read back in
 the trusted host (:func:`decode`). The record came from a process that ran untrusted code, so the
-host reads it as data, never as instructions to build objects:
-
-- **Rebuilt as the host's own types**, with bounded sizes: ``None``, ``bool``, ``str``, ``bytes``,
-  ``bytearray``, ``int`` (at most :data:`MAX_DIGITS` digits), ``float``, ``complex``, ``Decimal`` and
-  ``Fraction`` (bounded digits and exponent: no text makes the host compute a huge number),
-  ``UUID``, dates, times and durations, lists, tuples, sets, frozensets and dicts (at most
-  :data:`MAX_DEPTH` deep, :data:`MAX_NODES` values and :data:`MAX_KEYS` hashed keys in one value),
-  members of an enum the host has loaded, named tuples.
-- **Rebuilt as the user's own classes**: an instance of a plain class of the user's code (not the
-  standard library, not an installed package, not regrow) — no ``__new__`` or ``__del__`` of its
-  own, fields that are plain attributes or slots — is made with ``object.__new__`` and its fields
-  set directly: no ``__init__``, ``__setattr__``, property or any other code of the class runs.
-  An exception is rebuilt when its class is a built-in ``Exception`` or the user's own
-  ``Exception`` subclass (without ``__del__``), with its ``args`` and nothing else.
-- **Compared as data, never rebuilt**: an instance of any other class becomes a :class:`DataValue`
-  (its type's name and fields) that equals a host object whose encoding is the same; an exception of
-  any other class (a standard library or third-party one, anything outside ``Exception`` such as
-  ``SystemExit``, ``KeyboardInterrupt`` or ``GeneratorExit``, a class the host cannot find) becomes a
-  :class:`RaisedElsewhere` stand-in — an ``Exception`` named for the type, of the nearest built-in
-  ``Exception`` it derives from, so ``except ValueError`` still catches a stand-in for
-  ``json.JSONDecodeError``. So the host never raises a ``BaseException`` a candidate chose.
-- What has no faithful plain form comes back as an :class:`Opaque` that equals nothing but itself.
-
-A value that is not exactly what the candidate produced (a stand-in, a :class:`DataValue` of a class
-the host has, an opaque value, one past the size bounds) makes the read *inexact*: a check that fails
-on it is unjudged, not failed (see :mod:`regrow._transcript`).
+host reads it as data, never as instructions to build objects (docs/trust.md, "What comes back from
+the sandbox"): plain types from bounded text (at most :data:`MAX_DIGITS` digits, :data:`MAX_DEPTH`
+deep, :data:`MAX_NODES` values, :data:`MAX_KEYS` hashed keys); instances rebuilt only for plain
+classes of the user's own code, with no code of the class run; any other instance a
+:class:`DataValue` compared by its encoding; an exception rebuilt only for a built-in or the user's
+own ``Exception``, any other (``SystemExit`` among them) a :class:`RaisedElsewhere` stand-in. A
+stand-in makes the read *inexact*: a check that fails on it is unjudged (see :mod:`regrow._transcript`).
 """
 
 from __future__ import annotations
