@@ -25,7 +25,7 @@ from ._errors import CheckError
 from ._failure import safe_repr
 from ._pytest_runner import Suite, open_suite
 from ._redact import redact_text
-from ._sandbox import Outcome
+from ._sandbox import TEXT_LIMIT, Outcome, clean
 
 if typing.TYPE_CHECKING:
     pass
@@ -68,11 +68,13 @@ class Verdict:
         names = tuple(name for name in passed if type(name) is str) if type(passed) is list else ()
         return cls(data["ok"], clean(data["check"], 80), clean(data["reason"]), outcome.duration, names)
 
-
-def clean(text: str, limit: int = 2000) -> str:
-    """Text from a sandbox made safe to log and show: control characters out, length capped."""
-    kept = "".join(ch if ch.isprintable() or ch == "\n" else "?" for ch in text[: limit + 1])
-    return kept if len(kept) <= limit else kept[:limit] + "…"
+    def scrubbed(self, scrub: Callable[[str, int], str]) -> Verdict:
+        """This verdict with its texts passed through ``scrub`` (a session's :class:`regrow._scrub.Scrubber`):
+        its reason and check name may quote what a candidate produced."""
+        check, reason = scrub(self.check, 200), scrub(self.reason, TEXT_LIMIT)
+        if check == self.check and reason == self.reason:
+            return self
+        return dataclasses.replace(self, check=check, reason=reason)
 
 
 class Check(Protocol):

@@ -1,204 +1,175 @@
 """Values as tagged plain data, so that a verdict can be reached where the candidate cannot reach.
 
-A candidate's results are recorded in the sandbox as plain data (:func:`encode`) and rebuilt in the
-trusted host (:func:`decode`) with the host's own types: a ``float`` comes back a ``float``, never
-a subclass whose ``__eq__`` says yes to everything. What has no faithful plain form — an object of a
-class the host cannot find, a class made inside the candidate, a type with its own ``__new__`` —
-comes back as an :class:`Opaque` that equals nothing but itself; a check that fails on one says
-so, and the session decides what that means (see :mod:`regrow._transcript`).
-
-The encoded form is JSON-safe: lists, strings and booleans, each node a list whose first item is a
-tag. Decoding is strict, since the data comes from a process that ran untrusted code.
+A candidate's results are recorded in the sandbox as plain data (:func:`encode`) and read back in
+the trusted host (:func:`decode`). The record came from a process that ran untrusted code, so the
+host reads it as data, never as instructions to build objects (docs/trust.md, "What comes back from
+the sandbox"): plain types from bounded text (at most :data:`MAX_DIGITS` digits, :data:`MAX_DEPTH`
+deep, :data:`MAX_NODES` values, :data:`MAX_KEYS` hashed keys); instances rebuilt only for plain
+classes of the user's own code, with no code of the class run; any other instance a
+:class:`DataValue` compared by its encoding; an exception rebuilt only for a built-in or the user's
+own ``Exception``, any other (``SystemExit`` among them) a :class:`RaisedElsewhere` stand-in. A
+stand-in makes the read *inexact*: a check that fails on it is unjudged (see :mod:`regrow._transcript`).
 """
 
 from __future__ import annotations
 
 import base64
+import builtins
 import dataclasses
 import datetime
 import decimal
 import enum
 import fractions
-import hashlib
-import json
+import functools
+import re
 import sys
+import sysconfig
+import types
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
-_OBJECT_NEW: object = object.__new__
-MAX_DEPTH = 40
-MAX_NODES = 50_000
-_MAX_REPR = 400
-_ATOMS: dict[type, str] = {int: "I", float: "F", complex: "C"}
-_SEQUENCES: dict[type, str] = {list: "L", tuple: "T", set: "E", frozenset: "FE"}
-_STDLIB: dict[str, type] = {
-    "decimal.Decimal": decimal.Decimal, "fractions.Fraction": fractions.Fraction, "uuid.UUID": uuid.UUID,
-}  # fmt: skip
-_DATES: dict[str, type] = {
-    "datetime.datetime": datetime.datetime, "datetime.date": datetime.date, "datetime.time": datetime.time,
-}  # fmt: skip
+from ._plain_encode import (
+    DATE_TYPES,
+    KNOWN_TYPES,
+    MAX_DEPTH,
+    MAX_REPR,
+    Opaque,
+    PlainError,
+    digest,
+    encode,
+    own_new,
+    type_name,
+)  # fmt: skip
+
+__all__ = ["DataValue", "Decoded", "Opaque", "PlainError", "RaisedElsewhere", "decode", "digest", "encode",
+           "read", "type_name"]
+
+MAX_DIGITS = 4300  # digits of an int, a Decimal's coefficient or a Fraction's terms; a Decimal's exponent
+MAX_NODES = 200_000  # values in one decoded record (the encoder's own bound is 50,000 containers)
+MAX_KEYS = 10_000  # set items and dict keys in one record: colliding hashes make each insert linear
+_INT = re.compile(rf"[-+]?[0-9]{{1,{MAX_DIGITS}}}")
+_FLOAT = re.compile(r"[-+]?(?:[0-9]{1,400}(?:\.[0-9]{0,400})?(?:e[-+]?[0-9]{1,4})?|inf|nan)", re.IGNORECASE)
+_COMPLEX = re.compile(r"\(?[-+0-9.einfaj ]{1,900}\)?", re.IGNORECASE)
+_DECIMAL = re.compile(rf"[-+]?(?:[0-9]{{1,{MAX_DIGITS}}}(?:\.[0-9]{{0,{MAX_DIGITS}}})?(?:E[-+]?[0-9]{{1,4}})?"
+                      r"|Infinity|NaN|sNaN)", re.IGNORECASE)
+_FRACTION = re.compile(rf"[-+]?[0-9]{{1,{MAX_DIGITS}}}(?:/[0-9]{{1,{MAX_DIGITS}}})?")
+_ISO = re.compile(r"[0-9T:.+ -]{1,64}")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_T = TypeVar("_T")
+_EXCEPTION_GROUP: type | None = getattr(builtins, "BaseExceptionGroup", None)
 
 
-class PlainError(ValueError):
-    """Encoded data that is malformed (it came from a process that ran untrusted code)."""
+class _TooLarge(Exception):
+    """The record is larger than the host compares (it is read as opaque)."""
 
 
-class Opaque:
-    """A value with no faithful plain form: it is equal only to itself."""
+class DataValue:
+    """An instance of a class the host does not rebuild, as data: its type's name and its fields.
 
-    __slots__ = ("shown", "type_name")
+    It equals another :class:`DataValue` with the same encoding, and a host object whose encoding
+    (type name and fields, :func:`encode`) is the same; its fields read as attributes. No code of the
+    class it stands for runs.
+    """
 
-    def __init__(self, type_name: str, shown: str) -> None:
-        self.type_name, self.shown = type_name, shown
+    __slots__ = ("_fields", "_node", "type_name")
+
+    def __init__(self, type_name: str, fields: dict[str, Any], node: list[Any]) -> None:
+        self.type_name, self._fields, self._node = type_name, fields, node
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is DataValue:
+            return self._node == other._node
+        return self._node == encode(other)
+
+    def __hash__(self) -> int:
+        return hash(digest(self._node))
+
+    def __getattr__(self, name: str) -> Any:
+        fields = object.__getattribute__(self, "_fields")
+        if name.startswith("__") or name not in fields:
+            raise AttributeError(name)
+        return fields[name]
 
     def __repr__(self) -> str:
-        return f"<{self.type_name} (not plain data): {self.shown}>"
+        shown = ", ".join(f"{key}={value!r}" for key, value in self._fields.items())
+        return f"<{self.type_name} as data: {shown[:MAX_REPR]}>"
 
 
-def type_name(kind: type) -> str:
-    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+class RaisedElsewhere(Exception):
+    """An exception the host does not rebuild (see the module's docs): it names the type it stands for."""
+
+    def __init__(self, name: str, args: tuple[Any, ...]) -> None:
+        super().__init__(f"{name}{args!r}")
+        self.type_name = name
 
 
-def _shown(value: Any) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        return f"<{type(value).__name__}>"
-    return text if len(text) <= _MAX_REPR else text[:_MAX_REPR] + "…"
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decoded:
+    """A value read from a record; ``exact``: it is what the candidate produced, not a stand-in for it."""
+
+    value: Any
+    exact: bool
 
 
-class _Encoder:
-    def __init__(self) -> None:
-        self.nodes = 0
-
-    def __call__(self, value: Any, depth: int = 0) -> list[Any]:
-        self.nodes += 1
-        kind = type(value)
-        if value is None:
-            return ["N"]
-        if kind is bool:
-            return ["B", value]
-        if kind is str:
-            return ["S", value]
-        if kind in _ATOMS:
-            try:
-                return [_ATOMS[kind], repr(value)]
-            except ValueError:  # an int past the digit limit of str()
-                return ["O", "int", "<a very large int>"]
-        if kind is bytes or kind is bytearray:
-            return ["Y" if kind is bytes else "YA", base64.b64encode(value).decode("ascii")]
-        if depth >= MAX_DEPTH or self.nodes > MAX_NODES:
-            return ["O", type_name(kind), "<too deep or too large to compare>"]
-        if kind in _SEQUENCES:
-            items = [self(item, depth + 1) for item in value]
-            if kind in (set, frozenset):
-                items.sort(key=_key)
-            return [_SEQUENCES[kind], items]
-        if kind is dict:
-            return ["D", [[self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()]]
-        if isinstance(value, BaseException):
-            return ["X", type_name(kind), [self(arg, depth + 1) for arg in value.args]]
-        return self._other(value, kind, depth)
-
-    def _other(self, value: Any, kind: type, depth: int) -> list[Any]:
-        name = type_name(kind)
-        if name in _STDLIB:
-            return ["K", name, str(value)]
-        if name in _DATES or kind is datetime.timedelta:
-            shown = repr(value.total_seconds()) if kind is datetime.timedelta else value.isoformat()
-            return ["K", "datetime.timedelta" if kind is datetime.timedelta else name, shown]
-        if isinstance(value, enum.Enum) and _findable(kind):
-            return ["EN", name, value.name]
-        if _findable(kind) and isinstance(value, tuple) and hasattr(kind, "_fields"):
-            return ["NT", name, [self(item, depth + 1) for item in value]]
-        state = _state(value, kind)
-        if state is not None:
-            return ["A", name, [[key, self(item, depth + 1)] for key, item in state]]
-        return ["O", name, _shown(value)]
+def decode(node: Any, namespace: dict[str, Any] | None = None) -> Any:
+    """The value ``node`` encodes (see the module's docs); :class:`PlainError` if malformed."""
+    return read(node, namespace).value
 
 
-def _own_new(kind: type) -> bool:
-    """Whether ``kind`` makes its instances with a ``__new__`` of its own (they cannot be rebuilt safely)."""
-    new: object = kind.__new__
-    return new is not _OBJECT_NEW
+def read(node: Any, namespace: dict[str, Any] | None = None) -> Decoded:
+    """The value ``node`` encodes and whether it is exact; :class:`PlainError` if malformed.
 
-
-def _findable(kind: type) -> bool:
-    """Whether the host can find ``kind`` again by module and qualname (not made inside a function)."""
-    return "<" not in kind.__qualname__ and kind.__module__ in sys.modules
-
-
-def _state(value: Any, kind: type) -> list[tuple[str, Any]] | None:
-    """The attributes an instance of a plain user class is made of, or ``None`` when it is not one."""
-    if not _findable(kind) or _own_new(kind) or kind.__module__ == "builtins":
-        return None
-    if dataclasses.is_dataclass(value):
-        return [(field.name, getattr(value, field.name)) for field in dataclasses.fields(value)]
-    try:
-        attributes = object.__getattribute__(value, "__dict__")
-    except AttributeError:
-        return None
-    return sorted(attributes.items()) if type(attributes) is dict else None
-
-
-def _key(node: list[Any]) -> str:
-    return json.dumps(node, sort_keys=True)
-
-
-def encode(value: Any) -> list[Any]:
-    """``value`` as tagged plain data (never raises; what cannot be encoded is tagged opaque)."""
-    try:
-        return _Encoder()(value)
-    except RecursionError:
-        return ["O", type_name(type(value)), "<too deep to compare>"]
-    except Exception as exc:  # a property or a repr that raises: the value is not comparable
-        return ["O", type_name(type(value)), f"<cannot be read: {type(exc).__name__}>"]
-
-
-def digest(node: Any) -> str:
-    """A short stable name for encoded data (to compare without sending it twice)."""
-    return hashlib.sha256(_key(node).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def has_opaque(node: Any) -> bool:
-    """Whether encoded data holds a value that had no faithful plain form."""
-    if isinstance(node, list) and node and node[0] == "O":
-        return True
-    return isinstance(node, list) and any(has_opaque(item) for item in node[1:] if isinstance(item, list))
-
-
-# -- decoding (in the trusted host) ---------------------------------------------------------------
-
-
-def decode(node: Any, namespace: dict[str, Any] | None = None, depth: int = 0) -> Any:
-    """The value ``node`` encodes, built from the host's own types; :class:`PlainError` if malformed.
-
-    ``namespace`` (the target's module globals) is where exception and user classes are looked up
-    first; classes are also found by module and qualname among modules already imported, never
-    by importing.
+    ``namespace`` (the target's module globals) is where classes are looked up first; they are also
+    found by module and qualname among modules already imported, never by importing.
     """
-    if type(node) is not list or not node or type(node[0]) is not str or depth > MAX_DEPTH + 2:
-        raise PlainError("not an encoded value")
-    tag, rest = node[0], node[1:]
+    reader = _Reader(namespace)
     try:
-        return _DECODERS[tag](rest, namespace, depth)
-    except KeyError:
-        raise PlainError(f"unknown tag {tag!r}") from None
-    except (TypeError, ValueError, IndexError, decimal.InvalidOperation, OverflowError) as exc:
-        if isinstance(exc, PlainError):
-            raise
-        raise PlainError(f"malformed {tag!r} value: {exc}") from None
+        value = reader(node, 0)
+    except _TooLarge as exc:
+        return Decoded(Opaque("record", str(exc)), False)
+    except RecursionError:
+        raise PlainError("nested too deeply") from None
+    return Decoded(value, not reader.inexact)
 
 
-def _text(item: Any) -> str:
+class _Reader:
+    """One record's reading: counts what it has read against the bounds, notes stand-ins."""
+
+    def __init__(self, namespace: dict[str, Any] | None) -> None:
+        self.namespace, self.nodes, self.keys, self.inexact = namespace, 0, 0, False
+
+    def __call__(self, node: Any, depth: int) -> Any:
+        if type(node) is not list or not node or type(node[0]) is not str or depth > MAX_DEPTH + 2:
+            raise PlainError("not an encoded value")
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _TooLarge(f"<more than {MAX_NODES} values: too large to compare>")
+        tag, rest = node[0], node[1:]
+        reader = _READERS.get(tag)
+        if reader is None:
+            raise PlainError(f"unknown tag {tag[:20]!r}")
+        try:
+            return reader(self, rest, depth + 1, node)
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError, ArithmeticError) as exc:
+            if isinstance(exc, PlainError):
+                raise
+            raise PlainError(f"malformed {tag!r} value: {type(exc).__name__}") from None
+
+    def hashed(self, count: int) -> None:
+        self.keys += count
+        if self.keys > MAX_KEYS:
+            raise _TooLarge(f"<more than {MAX_KEYS} set items or dict keys: too large to compare>")
+
+    def stand_in(self, value: _T) -> _T:
+        self.inexact = True
+        return value
+
+
+def _text(item: Any, pattern: re.Pattern[str] | None = None) -> str:
     if type(item) is not str:
         raise PlainError("expected a string")
-    return item
-
-
-def _flag(item: Any) -> bool:
-    if type(item) is not bool:
-        raise PlainError("expected a boolean")
+    if pattern is not None and not pattern.fullmatch(item):
+        raise PlainError(f"not a number or value of the expected form: {item[:40]!r}")
     return item
 
 
@@ -208,40 +179,82 @@ def _items(item: Any) -> list[Any]:
     return item
 
 
-def _atom(kind: type) -> Any:
-    def read(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
-        text = _text(rest[0])
-        if kind is complex:
-            return complex(text)
-        return kind(text) if kind is int else float(text)
+def _flag(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> bool:
+    if type(rest[0]) is not bool:
+        raise PlainError("expected a boolean")
+    return bool(rest[0])
 
-    return read
+
+def _decimal(text: str) -> decimal.Decimal:
+    value = decimal.Decimal(_text(text, _DECIMAL))
+    if value.is_finite() and abs(value.adjusted()) > MAX_DIGITS:
+        raise PlainError("a Decimal's exponent out of bounds")
+    return value
+
+
+_NUMBERS: dict[str, Any] = {
+    "I": lambda text: int(_text(text, _INT)),
+    "F": lambda text: float(_text(text, _FLOAT)),
+    "C": lambda text: complex(_text(text, _COMPLEX)),
+    "decimal.Decimal": _decimal,
+    "fractions.Fraction": lambda text: fractions.Fraction(_text(text, _FRACTION)),
+    "uuid.UUID": lambda text: uuid.UUID(_text(text, _UUID)),
+    "datetime.timedelta": lambda text: datetime.timedelta(seconds=float(_text(text, _FLOAT))),
+    **{name: functools.partial(lambda kind, text: kind.fromisoformat(_text(text, _ISO)), kind)
+       for name, kind in DATE_TYPES.items()},
+}  # fmt: skip
+assert set(KNOWN_TYPES) <= set(_NUMBERS)
+
+
+def _atom(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
+    return _NUMBERS[node[0]](rest[0])
+
+
+def _known(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
+    make = _NUMBERS.get(_text(rest[0]))
+    if make is None or rest[0] in ("I", "F", "C"):
+        raise PlainError(f"unknown type {rest[0][:80]!r}")
+    return make(rest[1])
 
 
 def _sequence(kind: type) -> Any:
-    def read(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
-        return kind(decode(item, namespace, depth + 1) for item in _items(rest[0]))
+    def read(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
+        items = _items(rest[0])
+        if kind is set or kind is frozenset:
+            reader.hashed(len(items))
+        return kind(reader(item, depth) for item in items)
 
     return read
 
 
-def _mapping(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
+def _mapping(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
     pairs = _items(rest[0])
-    return {decode(_items(pair)[0], namespace, depth + 1): decode(pair[1], namespace, depth + 1) for pair in pairs}
+    reader.hashed(len(pairs))
+    made = {}
+    for pair in pairs:
+        if type(pair) is not list or len(pair) != 2:
+            raise PlainError("a malformed dict item")
+        made[reader(pair[0], depth)] = reader(pair[1], depth)
+    return made
 
 
 def _bytes(kind: type) -> Any:
-    def read(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
+    def read(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
         return kind(base64.b64decode(_text(rest[0]), validate=True))
 
     return read
 
 
+def _opaque(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Opaque:
+    return reader.stand_in(Opaque(_text(rest[0])[:MAX_REPR], _text(rest[1])[: MAX_REPR + 1]))
+
+
+# -- classes: found, never imported; rebuilt only when they are the user's own --------------------------------
+
+
 def find_class(name: str, namespace: dict[str, Any] | None) -> type | None:
     """The class ``module.qualname`` among loaded modules (no import), or ``None``."""
     if "." not in name:
-        import builtins
-
         found = getattr(builtins, name, None)
         return found if isinstance(found, type) else None
     module_name, _, qualname = name.rpartition(".")
@@ -252,77 +265,140 @@ def find_class(name: str, namespace: dict[str, Any] | None) -> type | None:
         holder = sys.modules.get(module_name)
     if holder is None:
         return None
-    for part in qualname.split("."):
-        holder = getattr(holder, part, None)
+    for part in qualname.split("."):  # looked up in namespaces, no module __getattr__ or descriptor runs
+        if isinstance(holder, types.ModuleType):
+            holder = vars(holder).get(part)
+        else:
+            holder = _class_attribute(holder, part) if isinstance(holder, type) else None
     return holder if isinstance(holder, type) else None
 
 
-def _exception(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> BaseException:
+def users_own(kind: type) -> bool:
+    """Whether ``kind`` is defined by the user's code: a module with a file, not the standard library, not an
+    installed package, not regrow itself (their classes may act on their fields, e.g. in ``__del__``)."""
+    module = sys.modules.get(kind.__module__)
+    return module is not None and _user_module(kind.__module__, getattr(module, "__file__", None))
+
+
+@functools.lru_cache(maxsize=1024)
+def _user_module(name: str, file: Any) -> bool:
+    top = name.partition(".")[0]
+    if type(file) is not str or top in sys.stdlib_module_names or top == "regrow":
+        return False
+    installed = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    parts = file.replace("\\", "/").split("/")
+    return "site-packages" not in parts and "dist-packages" not in parts and \
+        not any(file.startswith(path.rstrip("/") + "/") for path in installed if path)
+
+
+def _defines(kind: type, name: str) -> bool:
+    """Whether ``kind`` or a base other than ``object`` defines ``name``."""
+    return any(name in vars(klass) for klass in kind.__mro__ if klass is not object)
+
+
+def _exception(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> BaseException:
     name = _text(rest[0])
-    args = tuple(decode(arg, namespace, depth + 1) for arg in _items(rest[1]))
-    kind = find_class(name, namespace)
+    args = tuple(reader(arg, depth) for arg in _items(rest[1]))
+    kind = find_class(name, reader.namespace)
     if kind is None or not issubclass(kind, BaseException):
-        return RaisedElsewhere(name, args)
-    exc = kind.__new__(kind)  # no __init__: the host runs none of the exception's code
-    exc.args = args
-    return exc
+        return RaisedElsewhere(name[:MAX_REPR], args)  # made by the candidate, or not loaded here
+    builtin = kind.__module__ == "builtins" and (_EXCEPTION_GROUP is None or not issubclass(kind, _EXCEPTION_GROUP))
+    if issubclass(kind, Exception) and (builtin or (users_own(kind) and not _defines(kind, "__del__"))):
+        exc = kind.__new__(kind)  # no __init__: the host runs none of the exception's code
+        exc.args = args
+        return exc
+    return reader.stand_in(_stand_in_class(kind)(name, args))
 
 
-class RaisedElsewhere(Exception):
-    """An exception of a type the host cannot find (made by the candidate, or not imported here)."""
-
-    def __init__(self, name: str, args: tuple[Any, ...]) -> None:
-        super().__init__(f"{name}{args!r}")
-        self.type_name = name
-
-
-def _known(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
-    name, text = _text(rest[0]), _text(rest[1])
-    if name in _STDLIB:
-        return _STDLIB[name](text)
-    if name == "datetime.timedelta":
-        return datetime.timedelta(seconds=float(text))
-    if name in _DATES:
-        return _DATES[name].fromisoformat(text)  # type: ignore[attr-defined]
-    raise PlainError(f"unknown type {name!r}")
+def _stand_in_class(kind: type) -> type[RaisedElsewhere]:
+    """A :class:`RaisedElsewhere` that is also the nearest built-in ``Exception`` ``kind`` derives from."""
+    base = next((klass for klass in kind.__mro__ if klass.__module__ == "builtins" and issubclass(klass, Exception)
+                 and klass in _CONSTRUCTIBLE), Exception)
+    return _STAND_INS.get(base, RaisedElsewhere)
 
 
-def _member(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
-    kind = find_class(_text(rest[0]), namespace)
-    if kind is None or not issubclass(kind, enum.Enum):
-        return Opaque(_text(rest[0]), _text(rest[1]))
-    return kind[_text(rest[1])]
+# Built-in exceptions a stand-in may derive from: made with one message (no OSError: its __new__ picks a subclass).
+_CONSTRUCTIBLE = (ArithmeticError, AssertionError, AttributeError, EOFError, ImportError, LookupError, IndexError,
+                  KeyError, NameError, NotImplementedError, RecursionError, RuntimeError, StopAsyncIteration,
+                  TypeError, ValueError, ZeroDivisionError, OverflowError, UnicodeError, BufferError, MemoryError)
+_STAND_INS: dict[type, type[RaisedElsewhere]] = {
+    base: type(f"RaisedElsewhere{base.__name__}", (RaisedElsewhere, base), {"__module__": __name__})
+    for base in _CONSTRUCTIBLE
+}
 
 
-def _named_tuple(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
-    kind = find_class(_text(rest[0]), namespace)
-    items = [decode(item, namespace, depth + 1) for item in _items(rest[1])]
-    if kind is None or not issubclass(kind, tuple) or not hasattr(kind, "_make"):
-        return Opaque(_text(rest[0]), repr(tuple(items)))
-    return kind._make(items)
+def _member(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
+    kind = find_class(_text(rest[0]), reader.namespace)
+    member = kind.__members__.get(_text(rest[1])) if kind is not None and issubclass(kind, enum.Enum) else None
+    if member is None:
+        return reader.stand_in(Opaque(rest[0][:MAX_REPR], rest[1][:MAX_REPR]))
+    return member
 
 
-def _instance(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Any:
+def _named_tuple(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
     name = _text(rest[0])
-    kind = find_class(name, namespace)
-    state = [(_text(_items(pair)[0]), decode(pair[1], namespace, depth + 1)) for pair in _items(rest[1])]
-    if kind is None or _own_new(kind):
-        return Opaque(name, ", ".join(f"{key}={value!r}" for key, value in state)[:_MAX_REPR])
+    kind = find_class(name, reader.namespace)
+    items = [reader(item, depth) for item in _items(rest[1])]
+    fields = _class_attribute(kind, "_fields") if kind is not None and issubclass(kind, tuple) else None
+    if kind is None or type(fields) is not tuple or len(fields) != len(items) or _defines(kind, "__del__"):
+        return _as_data(reader, name, kind, {f"_{index}": item for index, item in enumerate(items)}, node)
+    return tuple.__new__(kind, items)  # what a named tuple's _make does, without a subclass's code
+
+
+def _instance(reader: _Reader, rest: list[Any], depth: int, node: list[Any]) -> Any:
+    name = _text(rest[0])
+    state: dict[str, Any] = {}
+    for pair in _items(rest[1]):
+        if type(pair) is not list or len(pair) != 2:
+            raise PlainError("a malformed field")
+        state[_text(pair[0])[:MAX_REPR]] = reader(pair[1], depth)
+    kind = find_class(name, reader.namespace)
+    if kind is None or not _rebuildable(kind, state):
+        return _as_data(reader, name, kind, state, node)
     made: Any = object.__new__(kind)
-    for key, value in state:
-        object.__setattr__(made, key, value)  # frozen dataclasses too; no __init__ or __setattr__ runs
+    attributes = object.__getattribute__(made, "__dict__") if _has_dict(kind) else None
+    for key, value in state.items():
+        if isinstance(_class_attribute(kind, key), types.MemberDescriptorType):
+            object.__setattr__(made, key, value)  # a slot: the interpreter's own store
+        else:
+            attributes[key] = value  # type: ignore[index]  # _rebuildable: the instance has a __dict__
     return made
 
 
-def _opaque(rest: list[Any], namespace: dict[str, Any] | None, depth: int) -> Opaque:
-    return Opaque(_text(rest[0]), _text(rest[1])[: _MAX_REPR + 1])
+def _rebuildable(kind: type, state: dict[str, Any]) -> bool:
+    """Whether an instance of ``kind`` with fields ``state`` can be made without running the class's code."""
+    if not users_own(kind) or own_new(kind) or _defines(kind, "__del__"):
+        return False
+    has_dict = _has_dict(kind)
+    for key in state:
+        if not key.isidentifier() or key.startswith("__"):
+            return False
+        found = _class_attribute(kind, key)
+        if isinstance(found, types.MemberDescriptorType):
+            continue
+        if hasattr(type(found), "__set__") or hasattr(type(found), "__delete__") or not has_dict:
+            return False  # a property or another descriptor would run the class's code
+    return True
 
 
-_DECODERS: dict[str, Any] = {
-    "N": lambda rest, namespace, depth: None,
-    "B": lambda rest, namespace, depth: _flag(rest[0]),
-    "S": lambda rest, namespace, depth: _text(rest[0]),
-    "I": _atom(int), "F": _atom(float), "C": _atom(complex),
+def _has_dict(kind: type) -> bool:
+    return any("__dict__" in vars(klass) for klass in kind.__mro__ if klass is not object)
+
+
+def _class_attribute(kind: type, name: str) -> Any:
+    return next((vars(klass)[name] for klass in kind.__mro__ if name in vars(klass)), None)
+
+
+def _as_data(reader: _Reader, name: str, kind: type | None, fields: dict[str, Any], node: list[Any]) -> DataValue:
+    value = DataValue(name[:MAX_REPR], fields, node)
+    return reader.stand_in(value) if kind is not None else value
+
+
+_READERS: dict[str, Any] = {
+    "N": lambda reader, rest, depth, node: None,
+    "B": _flag,
+    "S": lambda reader, rest, depth, node: _text(rest[0]),
+    "I": _atom, "F": _atom, "C": _atom,
     "Y": _bytes(bytes), "YA": _bytes(bytearray),
     "L": _sequence(list), "T": _sequence(tuple), "E": _sequence(set), "FE": _sequence(frozenset),
     "D": _mapping, "X": _exception, "K": _known, "EN": _member, "NT": _named_tuple, "A": _instance, "O": _opaque,

@@ -25,7 +25,7 @@ from ._plain import PlainError
 from ._policy import untrusted_without_oracle
 from ._rails import module_names, new_reasons
 from ._request import dropped_requests
-from ._sandbox import InProcessSandbox, Limits, Sandbox
+from ._sandbox import InProcessSandbox, Limits, Sandbox, clean
 from ._target import Target
 from ._transcript import Replayer, Unjudged
 
@@ -78,8 +78,17 @@ def _asynchronous(target: Target) -> bool:
 def rejudge(checks: Sequence[Any], transcript: Any, target: Target) -> tuple[bool, str, str, bool]:
     """Run the replayable ``checks`` in this process on the record of a candidate's results.
 
-    Returns ``(ok, check, reason, unjudged)``; ``unjudged`` means the record could not settle it.
+    Returns ``(ok, check, reason, unjudged)``; ``unjudged`` means the record could not settle it. The
+    reason is cleaned of control characters and capped (it may quote what the candidate returned).
+    Every ``Exception`` a replay raises is a verdict; the record never makes the replay raise anything
+    else (see :mod:`regrow._plain`), so a ``KeyboardInterrupt`` or ``SystemExit`` here is the user's own
+    (Ctrl-C, a check of theirs that exits) and is let through.
     """
+    ok, check, reason, unjudged = _replay_checks(checks, transcript, target)
+    return ok, clean(check, 200), clean(reason), unjudged
+
+
+def _replay_checks(checks: Sequence[Any], transcript: Any, target: Target) -> tuple[bool, str, str, bool]:
     if type(transcript) is not list:
         return False, "transcript", "the sandbox sent no record of the candidate's results", True
     records = {entry[0]: entry[1] for entry in transcript
@@ -101,8 +110,16 @@ def rejudge(checks: Sequence[Any], transcript: Any, target: Target) -> tuple[boo
         except PlainError as exc:
             return False, check.name, f"the sandbox sent a malformed record: {exc}", False
         except Exception as exc:
-            reason = str(exc) if isinstance(exc, CheckFailed) else reason_of(exc)
+            reason = _reason(exc)
             if replayer.opaque:
                 return False, check.name, f"{reason} (the result is not plain data: the host cannot compare it)", True
             return False, check.name, reason, False
     return True, "all", "", False
+
+
+def _reason(exc: Exception) -> str:
+    """What a failed replay says; an exception whose ``__str__`` raises is named, not let out."""
+    try:
+        return str(exc) if isinstance(exc, CheckFailed) else reason_of(exc)
+    except Exception:
+        return f"raised {type(exc).__name__} (its message could not be read)"

@@ -21,6 +21,7 @@ from ._failure import Failure
 from ._proof import prove
 from ._proposer import Attempt, Proposer, Request
 from ._sandbox import InProcessSandbox, Limits, Sandbox
+from ._scrub import Scrubber
 from ._store import CacheProposer, Store, cache_key
 from ._target import InstallMode, Target
 
@@ -106,6 +107,8 @@ class Session:
         self.refused: list[str] = []  # what the sandbox refused, one reason per candidate it refused
         self.rebind = rebind or target.rebind  # where __code__ cannot be swapped in place
         self.store = store
+        # Every text a candidate produced passes through this before a log, a handler, a prompt or the ledger.
+        self.scrub = Scrubber.of(target.func.__globals__)
 
     def _emit(self, type: Any, **fields: Any) -> None:
         emit(self.handlers, Event(type, self.target.qualname, **fields))
@@ -140,7 +143,7 @@ class Session:
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
-                              self.budget.max_candidates, self.budget.max_attempts, (*self.handlers, self._screen),
+                              self.budget.max_candidates, self.budget.max_attempts, (self._relay,),
                               self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
@@ -177,6 +180,13 @@ class Session:
             reason += f"; {len(self.refused)} of {judged} were refused by the sandbox, the first: {self.refused[0]}"
         return self._failed(reason)
 
+    def _relay(self, event: Event) -> None:
+        """A proposer's own event (the engine's verdicts among them), its verdict scrubbed, to the session's
+        count and the user's handlers."""
+        if event.verdict is not None:
+            event = dataclasses.replace(event, verdict=event.verdict.scrubbed(self.scrub))
+        emit((*self.handlers, self._screen), event)
+
     def _screen(self, event: Event) -> None:
         """Counts the verdicts a proposer reaches on its own (the engine screens before it offers)."""
         if event.type == "verdict":
@@ -199,8 +209,9 @@ class Session:
         saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
         limits = Limits(timeout=self.budget.candidate_timeout)
         try:
-            return prove(self.target, candidate, self.checks, self.sandbox, limits, trusted=trusted,
-                         oracle=self.oracle)
+            verdict = prove(self.target, candidate, self.checks, self.sandbox, limits, trusted=trusted,
+                            oracle=self.oracle)
+            return verdict.scrubbed(self.scrub)
         finally:
             # An interrupted in-process evaluation may not have put the original code back.
             live.__code__, live.__defaults__, live.__kwdefaults__ = saved

@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._plain import PlainError, decode, digest, encode, has_opaque
+from ._plain import PlainError, digest, encode, read
 
 MAX_TRANSCRIPT = 8 << 20  # characters of encoded results one evaluation may send back
 
@@ -124,50 +124,56 @@ class Replayer:
         if kind == "g":
             if type(value) is not list:
                 raise PlainError("a malformed generator record")
-            self.opaque = self.opaque or any(has_opaque(item) for item in value)
-            items = [decode(item, self.namespace) for item in value]
-            return _replay_async(items, after, self.namespace) if self.is_async else \
-                _replay_items(items, after, self.namespace)
+            items = [self.value_of(item) for item in value]
+            return _replay_async(items, after, self) if self.is_async else _replay_items(items, after, self)
         if after is not None:
-            restore(args, kwargs, decode(after, self.namespace))
-        self.opaque = self.opaque or has_opaque(value)
-        result = decode(value, self.namespace)
+            restore(args, kwargs, self.value_of(after))
+        result = self.value_of(value)
         if kind == "x":
-            if not isinstance(result, BaseException):
-                raise PlainError("a raise record without an exception")
-            raise result
+            raise _raisable(result)
         if self.is_async:
             return _ready(result)
         return result
+
+    def value_of(self, node: Any) -> Any:
+        """A recorded value, read as data (:func:`regrow._plain.read`); a stand-in makes the replay inexact."""
+        decoded = read(node, self.namespace)
+        self.opaque = self.opaque or not decoded.exact
+        return decoded.value
+
+
+def _raisable(value: Any) -> Exception:
+    """A recorded exception to raise in the host: always an ``Exception`` (the reader never rebuilds others)."""
+    if not isinstance(value, Exception):
+        raise PlainError("a raise record without an exception")
+    return value
 
 
 async def _ready(value: Any) -> Any:
     return value
 
 
-def _ending(end: Any, namespace: dict[str, Any]) -> Any:
+def _ending(end: Any, replayer: Replayer) -> Any:
     """How a replayed generator ends: its return value, or the exception it raised."""
     if end is None:
         raise Unjudged("the check took more of the generator than it did in the sandbox")
     if type(end) is not list or len(end) != 2 or end[0] not in ("r", "x"):
         raise PlainError("a malformed generator ending")
-    value = decode(end[1], namespace)
+    value = replayer.value_of(end[1])
     if end[0] == "x":
-        if not isinstance(value, BaseException):
-            raise PlainError("a raise record without an exception")
-        raise value
+        raise _raisable(value)
     return value
 
 
-def _replay_items(items: list[Any], end: Any, namespace: dict[str, Any]) -> Any:
+def _replay_items(items: list[Any], end: Any, replayer: Replayer) -> Any:
     yield from items
-    return _ending(end, namespace)
+    return _ending(end, replayer)
 
 
-async def _replay_async(items: list[Any], end: Any, namespace: dict[str, Any]) -> Any:
+async def _replay_async(items: list[Any], end: Any, replayer: Replayer) -> Any:
     for item in items:
         yield item
-    _ending(end, namespace)
+    _ending(end, replayer)
 
 
 def restore(args: Sequence[Any], kwargs: dict[str, Any], after: Any) -> None:
@@ -175,7 +181,8 @@ def restore(args: Sequence[Any], kwargs: dict[str, Any], after: Any) -> None:
 
     Raises :class:`Unjudged` for an argument that differs and cannot be changed in place.
     """
-    if type(after) is not list or len(after) != 2 or len(after[0]) != len(args):
+    if type(after) is not list or len(after) != 2 or type(after[0]) is not list or type(after[1]) is not dict \
+            or len(after[0]) != len(args):
         raise PlainError("a malformed record of changed arguments")
     pairs = [*zip(args, after[0], strict=True), *((kwargs[k], v) for k, v in after[1].items() if k in kwargs)]
     for mine, theirs in pairs:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._errors import ProposerError
+from .._scrub import register_secret
 from ._anthropic import AnthropicTransport
 from ._gemini import GeminiTransport
 from ._litellm import LiteLLMTransport
@@ -77,6 +78,8 @@ def transport_for(
     preset = PRESETS[provider]
     url = base_url or (env.get(preset.base_url_env) if preset.base_url_env else None) or preset.base_url
     key = api_key or next((env[k] for k in preset.key_env if env.get(k)), None) or preset.default_key
+    if api_key:
+        register_secret(api_key)  # a key passed in code: masked in what candidates send back, as the environment's
     custom_endpoint = provider == "openai" and url is not None  # a local or compatible server may need no key
     if key is None and preset.key_required and not custom_endpoint:
         where = " or ".join(preset.key_env)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ._base import ErrorInfo, Limits, Outcome, Sandbox, Status
+from ._base import TEXT_LIMIT, ErrorInfo, Limits, Outcome, Sandbox, Status, clean
 from ._fork import ForkSandbox
 from ._guard import SandboxViolation
 from ._inprocess import InProcessSandbox, SandboxTimeout
@@ -19,6 +19,7 @@ MODES = ("inprocess", "fork", "pool")
 
 __all__ = [
     "MODES",
+    "TEXT_LIMIT",
     "ErrorInfo",
     "ForkSandbox",
     "InProcessSandbox",
@@ -29,6 +30,7 @@ __all__ = [
     "SandboxTimeout",
     "SandboxViolation",
     "Status",
+    "clean",
     "default_sandbox",
     "make_sandbox",
 ]
