@@ -14,14 +14,13 @@ from typing import Any
 
 from ._candidate import Candidate, unified_diff
 from ._checks import Check, Verdict
-from ._engine import Engine
 from ._evaluate import clear_caches
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
 from ._proposer import Attempt, Proposer, Request
 from ._sandbox import InProcessSandbox, Limits, Sandbox
-from ._store import CacheProposer, Store, cache_key
+from ._store import Store, cache_key
 from ._target import InstallMode, Target
 
 log = logging.getLogger("regrow")
@@ -54,6 +53,7 @@ class RepairResult:
     installed: InstallMode | None = None
     value: Any = None  # what the repaired call returned (``repair()`` only)
     screened: int = 0  # candidates a proposer judged itself (the engine) before offering any
+    trusted: bool = False  # the fix came from a proposer that trusts it (the engine, the cache of its fixes)
 
     @property
     def candidates(self) -> int:
@@ -154,12 +154,14 @@ class Session:
                 seen.add(key)
                 candidate = dataclasses.replace(proposed, attempt=number)
                 self._emit("candidate", attempt=number, candidate=candidate)
-                verdict = self.judge(candidate, trusted=isinstance(proposer, (Engine, CacheProposer)))
+                trusted = trusts(proposer, proposed)
+                verdict = self.judge(candidate, trusted=trusted)
                 self.history.append(Attempt(candidate, verdict))
                 self._note_refusal(verdict)
                 self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
                 if verdict.ok:
-                    return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history)
+                    return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history,
+                                        trusted=trusted)
             if proposals.error is not None:  # a broken proposer must not end the session: try the next one
                 self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {proposals.error}")
                 reason = f"proposer {proposer.name} failed: {proposals.error}"
@@ -214,6 +216,19 @@ class Session:
         self._emit("installed", candidate=fix, message=mode)
         log.info("installed a fix for %s (%s)", self.target.qualname, fix.describe())
         return mode
+
+
+def trusts(proposer: Proposer, candidate: Candidate) -> bool:
+    """Whether ``candidate`` is judged as the engine's edit (see :func:`regrow._proof.prove`).
+
+    Trust is declared, never probed from a candidate's label: a proposer that decides per candidate
+    has a ``trusts(candidate)`` method (the cache, from the store's record); otherwise its ``trusted``
+    attribute says (``True`` on the built-in engine). A proposer that declares nothing is not trusted.
+    """
+    decide = getattr(proposer, "trusts", None)
+    if callable(decide):
+        return decide(candidate) is True
+    return getattr(proposer, "trusted", False) is True
 
 
 class _Guarded:
