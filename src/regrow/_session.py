@@ -19,7 +19,7 @@ from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
 from ._proposer import Attempt, Proposer, Request
-from ._sandbox import InProcessSandbox, Limits, Sandbox
+from ._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from ._store import Store, cache_key
 from ._target import InstallMode, Target
 
@@ -86,6 +86,7 @@ class Session:
         proposers: Sequence[Proposer],
         *,
         sandbox: Sandbox | None = None,
+        engine_sandbox: Sandbox | None = None,
         budget: Budget | None = None,
         on_event: Sequence[EventHandler] = (),
         rebind: Callable[[types.FunctionType], None] | None = None,
@@ -97,7 +98,11 @@ class Session:
         self.failure = failure
         self.checks = sorted(checks, key=lambda check: check.cost)
         self.proposers = list(proposers)
-        self.sandbox = sandbox or InProcessSandbox()
+        # Where candidates are proven: every candidate in ``sandbox`` (the platform's default, a guarded
+        # fork, when none is given), except that the trusted ones (the engine's edits) may take a faster
+        # ``engine_sandbox``; without either, the engine's edits keep the in-process fast path.
+        self.sandbox = sandbox or default_sandbox()
+        self.engine_sandbox = engine_sandbox or sandbox or InProcessSandbox()
         self.budget = budget or Budget()
         self.handlers = tuple(on_event)
         self.history: list[Attempt] = []
@@ -201,8 +206,8 @@ class Session:
         saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
         limits = Limits(timeout=self.budget.candidate_timeout)
         try:
-            return prove(self.target, candidate, self.checks, self.sandbox, limits, trusted=trusted,
-                         oracle=self.oracle)
+            sandbox = self.engine_sandbox if trusted else self.sandbox
+            return prove(self.target, candidate, self.checks, sandbox, limits, trusted=trusted, oracle=self.oracle)
         finally:
             # An interrupted in-process evaluation may not have put the original code back.
             live.__code__, live.__defaults__, live.__kwdefaults__ = saved
