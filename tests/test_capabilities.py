@@ -158,6 +158,14 @@ SANDBOX_AWARE = {
         def price(text):
             return float("{0.__globals__[API_KEY]}".format(price) and text.strip("$"))
     ''', "format template that reads attributes"),
+    "the sandbox's memory limit": ('''
+        def price(text):
+            try:
+                bytearray(3 << 30)
+            except MemoryError:
+                return float(text.strip("$"))
+            return 0.0
+    ''', "the sandbox's limits MemoryError"),
     "randomness seeded from the world": ('''
         def price(text):
             import random

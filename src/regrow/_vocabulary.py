@@ -33,11 +33,13 @@ DUNDER_OK = frozenset({"__name__", "__qualname__", "__doc__", "__class__", "__in
 # Builtins outside the pure vocabulary, by what they reach (for the reason).
 BUILTIN_REACH = {"open": "files", "input": "the terminal", "print": "output to your terminal",
                   "exit": "process exit", "quit": "process exit", "SystemExit": "process exit",
-                  "KeyboardInterrupt": "process exit", "id": "process state", "hash": "process state",
+                  "KeyboardInterrupt": "process exit", "MemoryError": "the sandbox's limits",
+                  "RecursionError": "the sandbox's limits", "id": "process state", "hash": "process state",
                   "globals": "reflection", "locals": "reflection", "vars": "reflection", "dir": "reflection",
                   "__import__": "imports", "__file__": "files", "__builtins__": "reflection"}
-# Raising these in your process ends it or its thread, whatever the sandbox saw.
-_EXITS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit"})
+# Raising these in your process ends it or its thread, whatever the sandbox saw; and catching these by
+# name tells the sandbox's limits from your process's (an allocation over its memory limit).
+_EXITS = frozenset({"SystemExit", "KeyboardInterrupt", "GeneratorExit", "MemoryError", "RecursionError"})
 # Calls that read their attribute name from an argument (the capability check judges the name).
 REFLECTION = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 
