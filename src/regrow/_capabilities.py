@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import types
 from collections.abc import Iterable, Iterator, Mapping
 
 from ._redact import is_secret_name
@@ -35,6 +34,8 @@ from ._vocabulary import (
     PURE_MODULES,
     REFLECTION,
     WORLD_ATTRIBUTES,
+    module_name,
+    origin_of,
     pure_builtin,
     pure_chain,
     pure_value,
@@ -67,6 +68,8 @@ def capability_reasons(original: str, candidate: str, namespace: Mapping[str, ob
         added = list(uses(candidate, namespace, own))
     except SyntaxError:
         return []  # the rails say so, with the line
+    except (RecursionError, MemoryError):
+        return ["capability: the source is nested too deeply to judge"]
     keys = {use.key for use in had}
     chains = [use.key.removeprefix("chain:") for use in had if use.key.startswith("chain:")]
     imported = sorted(key.removeprefix("import:") for key in keys if key.startswith("import:"))
@@ -227,10 +230,11 @@ class _Uses(ast.NodeVisitor):
         if name in REFLECTION and bare and name not in self.namespace:
             self.add(f"reflect:{name}", f"reflection with a computed name ({name} passed as a value)")
         value = self.namespace.get(name, _MISSING)
-        if isinstance(value, types.ModuleType):
-            self.module_names.add(value.__name__)
+        module = module_name(value)
+        if module is not None:
+            self.module_names.add(module)
             if bare:
-                self._chain(value.__name__)
+                self._chain(module)
         self.add(f"global:{name}", None if self._pure_global(name, value) else self._global_reason(name, value))
 
     def _pure_global(self, name: str, value: object) -> bool:
@@ -245,12 +249,12 @@ class _Uses(ast.NodeVisitor):
         if value is _MISSING and name in BUILTIN_REACH:
             return f"{BUILTIN_REACH[name]} {name}"
         reason = f"new global name {name} not used by the original"
-        module, qualname = getattr(value, "__module__", None), getattr(value, "__name__", None)
-        if isinstance(value, types.ModuleType):
-            return f"{reason} (the module {value.__name__}: {world(value.__name__)})"
-        if value is not _MISSING and isinstance(module, str) and isinstance(qualname, str) \
-                and world(f"{module}.{qualname}") != "module":
-            return f"{reason} ({world(f'{module}.{qualname}')} {module}.{qualname})"
+        module = module_name(value)
+        if module is not None:
+            return f"{reason} (the module {module}: {world(module)})"
+        found = origin_of(value)
+        if found is not None and world(".".join(found)) != "module":
+            return f"{reason} ({world('.'.join(found))} {'.'.join(found)})"
         return reason
 
     def _chain(self, dotted: str) -> None:
@@ -273,11 +277,7 @@ class _Uses(ast.NodeVisitor):
             node = node.value
         if not isinstance(node, ast.Name):
             return None
-        if self.local(node.id):
-            base = self.aliases.get(node.id)
-        else:
-            value = self.namespace.get(node.id)
-            base = value.__name__ if isinstance(value, types.ModuleType) else None
+        base = self.aliases.get(node.id) if self.local(node.id) else module_name(self.namespace.get(node.id))
         return ".".join([base, *reversed(parts)]) if base is not None else None
 
     def visit_Attribute(self, node: ast.Attribute) -> None:

@@ -125,22 +125,43 @@ def pure_builtin(name: str) -> bool:
     if name in PURE_BUILTINS:
         return True
     value = getattr(builtins, name, None)
-    return isinstance(value, type) and issubclass(value, BaseException) and name not in _EXITS
+    return issubclass(type(value), type) and issubclass(value, BaseException) and name not in _EXITS  # type: ignore[arg-type]
+
+
+def module_name(value: object) -> str | None:
+    """The name of the module ``value`` is, or None (never runs a proxy's ``__getattr__``: ``type()`` only)."""
+    if not issubclass(type(value), types.ModuleType):
+        return None
+    name = vars(value).get("__name__")
+    return name if isinstance(name, str) else None
+
+
+def origin_of(value: object) -> tuple[str, str] | None:
+    """``(module, name)`` of a function or class in a module's globals (``("time", "monotonic")``), or None."""
+    if not issubclass(type(value), (type, types.FunctionType, types.BuiltinFunctionType)):
+        return None
+    try:
+        module, name = getattr(value, "__module__", None), getattr(value, "__name__", None)
+    except Exception:  # a class whose metaclass computes these: not one of ours to judge
+        return None
+    return (module, name) if isinstance(module, str) and isinstance(name, str) else None
 
 
 def pure_value(value: object) -> bool:
     """A global's value a candidate may reach though its original did not: a pure module, a pure
     module's allowed function or class (``from math import sqrt`` at module level), an exception
     class (raising your module's own ``ParseError``) or an immutable constant of plain data."""
-    if isinstance(value, types.ModuleType):
-        return value.__name__ in PURE_MODULES
-    if isinstance(value, type) and issubclass(value, BaseException):
-        return value.__name__ not in _EXITS
+    module = module_name(value)
+    if module is not None:
+        return module in PURE_MODULES
+    if issubclass(type(value), type) and issubclass(value, BaseException):  # type: ignore[arg-type]
+        return value.__name__ not in _EXITS  # type: ignore[attr-defined]
     if _constant(value):
         return True
-    module, name = getattr(value, "__module__", None), getattr(value, "__name__", None)
-    if not isinstance(module, str) or not isinstance(name, str):
+    found = origin_of(value)
+    if found is None:
         return False
+    module, name = found
     module = module.removeprefix("_") if module.removeprefix("_") in PURE_MODULES else module  # _functools
     return module in PURE_MODULES and pure_chain(f"{module}.{name}") is None
 
@@ -149,7 +170,8 @@ def _constant(value: object, depth: int = 0) -> bool:
     """Plain immutable data (a number, a string, a tuple of them): the same in every process."""
     if value is None or type(value) in (bool, int, float, complex, str, bytes):
         return True
-    if isinstance(value, (tuple, frozenset)) and type(value) in (tuple, frozenset):
+    if type(value) in (tuple, frozenset):
+        assert isinstance(value, (tuple, frozenset))
         return depth < 3 and all(_constant(item, depth + 1) for item in value)
     return False
 
