@@ -41,7 +41,8 @@ def test_a_fix_is_served_from_the_cache_the_second_time(make_module, tmp_path):
     second = _module(make_module, db)  # the same code, e.g. the next run of the program
     assert second.total([4, 5]) == 9
     cached = regrow.state(second.total).last_result
-    assert cached.fix.origin == "cache" and cached.candidates == 1  # still proven by the checks
+    # the fix keeps its origin (the engine's), and is still proven by the checks
+    assert cached.fix.origin == "engine" and cached.fix.note.startswith("cached") and cached.candidates == 1
     assert cached.fix.source == searched.fix.source
 
     ledger = Store(db).sessions()

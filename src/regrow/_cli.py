@@ -20,6 +20,7 @@ from ._errors import RegrowError, TargetError
 from ._events import Event
 from ._failure import Failure, check_failure
 from ._locate import attribute, blame, describe, is_path, loaded, split
+from ._options import default_sandbox
 from ._probe import Reach, SomeTests, probe, prove_in_copy
 from ._pytest_runner import CollectionError, Suite, open_suite, set_options
 from ._sandbox import InProcessSandbox
@@ -137,8 +138,11 @@ def run_heal(args: argparse.Namespace, prepared: Prepared, out: TextIO) -> tuple
     printer = _Printer(out, args.quiet)
     store = Store(args.store) if args.store else None
     proposers = default_chain(args.model) if args.model else (Engine(),)
-    session = Session(target, failure, prepared.checks, proposers, sandbox=InProcessSandbox(), budget=budget,
-                      on_event=[printer, *args.on_event], store=store)
+    # A model's candidates are proven in the same sandbox as @heal's (a guarded fork where the platform
+    # has one); the engine's edits, mutations of the user's own code, keep the in-process fast path.
+    session = Session(target, failure, prepared.checks, proposers, sandbox=default_sandbox(),
+                      engine_sandbox=InProcessSandbox(), budget=budget, on_event=[printer, *args.on_event],
+                      store=store)
     result = session.run(install=False)
     if not result.ok or result.fix is None:
         print(f"regrow: no fix found after {max(printer.count, result.candidates)} candidates ({result.reason})",

@@ -2,7 +2,9 @@
 
 1. The AST rails (:mod:`regrow._rails`) refuse what a candidate adds that reaches outside the
    function — ``eval``, frames, the heap, the file system, processes — before anything of it runs,
-   in any sandbox mode.
+   in any sandbox mode. For a candidate not from the engine, the capability check
+   (:mod:`regrow._capabilities`) then refuses whatever it adds beyond the original's own vocabulary
+   and a pure one: nothing it may use differs between the sandbox and your process.
 2. The sandbox runs the checks on the candidate and records its results as plain data.
 3. The host runs the same checks again on that record (:mod:`regrow._transcript`): the verdict
    comes from code the candidate never touched. A record the host cannot settle (results that are
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._candidate import Candidate
+from ._capabilities import capability_reasons
 from ._checks import Check, CheckFailed, Verdict
 from ._evaluate import evaluate, evaluating, reason_of
 from ._plain import PlainError
@@ -34,8 +37,8 @@ def prove(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox
           *, trusted: bool, oracle: bool = True) -> Verdict:
     """The verdict on ``candidate``: it passes only if the host confirms what the sandbox says.
 
-    ``trusted``: the candidate comes from regrow's own engine (or its cache of proven fixes), decided
-    by the proposer object, never by the label a candidate carries.
+    ``trusted``: the candidate comes from regrow's own engine (or is an engine fix the cache holds),
+    as the proposer declares it, never by the label a candidate carries.
     """
     if not oracle and not trusted:
         return Verdict(False, "policy", untrusted_without_oracle(candidate.origin))
@@ -47,6 +50,11 @@ def prove(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox
     reasons += [dropped] if dropped else []
     if reasons:
         return Verdict(False, "rails", "refused before it ran: " + "; ".join(reasons[:5]))
+    if not trusted:
+        own = {target.func.__name__, *([target.owner.__name__] if target.owner is not None else [])}
+        refused = capability_reasons(target.bare_source, candidate.source, target.func.__globals__, own)
+        if refused:
+            return Verdict(False, "capabilities", "refused before it ran: " + "; ".join(refused[:5]))
     verdict = _once(target, candidate, checks, sandbox, limits, trusted)
     if verdict.ok and not trusted and not isinstance(sandbox, InProcessSandbox):
         again = _once(target, candidate, checks, sandbox, limits, trusted)

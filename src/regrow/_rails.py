@@ -59,6 +59,8 @@ _REFLECTION = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 # getattr in other clothes, and helpers that copy attributes onto other objects (strict mode).
 _REFLECTIVE_HELPERS = frozenset({"operator.attrgetter", "operator.methodcaller"})
 _ATTRIBUTE_WRITERS = frozenset({"functools.update_wrapper", "functools.wraps", "copyreg.pickle"})
+# Functions of otherwise harmless modules that open files.
+_FILE_OPENERS = frozenset({"codecs.open", "tokenize.open", "gzip.open", "bz2.open", "lzma.open", "fileinput.input"})
 _VIA_BUILTINS = frozenset(f"builtins.{name}" for name in _DYNAMIC_CODE | _REFLECTION)
 
 
@@ -75,9 +77,14 @@ def check_source(source: str, strict: bool = False, allow: Iterable[str] = (),
         tree = ast.parse(source)
     except SyntaxError as exc:
         return [f"line {exc.lineno}: syntax error: {exc.msg}"]
+    except (RecursionError, MemoryError):
+        return ["the source is nested too deeply to check"]
     rails = _Rails(strict, frozenset(allow))
     rails.aliases.update(known or {})
-    rails.visit(tree)
+    try:
+        rails.visit(tree)
+    except RecursionError:  # a 3,000-term sum parses, and is deeper than a visitor can walk
+        return ["the source is nested too deeply to check"]
     return list(dict.fromkeys(rails.reasons))  # keep order, drop repeats
 
 
@@ -179,7 +186,9 @@ class _Rails(ast.NodeVisitor):
             self.flag(node, f"access to {node.attr}")
         dotted = self._dotted(node)
         top = dotted.partition(".")[0] if dotted else ""
-        if dotted and dotted != top and top in _DENIED_MODULES and top not in self.allow:
+        if dotted in _FILE_OPENERS:
+            self.flag(node, f"use of {dotted} (it opens files)")
+        elif dotted and dotted != top and top in _DENIED_MODULES and top not in self.allow:
             self.flag(node, f"use of {dotted}")  # o.system -> "os.system": the reader sees what it is
         elif dotted and node.attr in _DENIED_MODULES and node.attr not in self.allow:
             # a module an allowed one imported, reached through it: contextlib.os, typing.sys
@@ -214,6 +223,12 @@ class _Rails(ast.NodeVisitor):
                 self.flag(node, f"{func} with a computed attribute name")
         elif name in _ESCAPE_HATCHES or name in _DYNAMIC_CODE or (self.strict and _odd_dunder(name)):
             self.flag(node, f"{func} of {name}")
+        elif name in _DENIED_MODULES and name not in self.allow:
+            self.flag(node, f"{func} of {name} (a module reached through another: getattr(contextlib, 'os'))")
+
+    def visit_Global(self, node: ast.Global) -> None:
+        # A candidate that rebinds the module's state (global API_KEY) acts outside the call it is judged on.
+        self.flag(node, f"global statement ({', '.join(node.names)})")
 
     def _dotted(self, node: ast.expr) -> str | None:
         """``o.path.join`` -> ``os.path.join`` when ``o`` is an alias of ``os``; None if not a name chain."""

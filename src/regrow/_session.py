@@ -14,15 +14,14 @@ from typing import Any
 
 from ._candidate import Candidate, unified_diff
 from ._checks import Check, Verdict
-from ._engine import Engine
 from ._evaluate import clear_caches
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
 from ._proposer import Attempt, Proposer, Request
-from ._sandbox import InProcessSandbox, Limits, Sandbox
+from ._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from ._scrub import Scrubber
-from ._store import CacheProposer, Store, cache_key
+from ._store import Store, cache_key
 from ._target import InstallMode, Target
 
 log = logging.getLogger("regrow")
@@ -55,6 +54,7 @@ class RepairResult:
     installed: InstallMode | None = None
     value: Any = None  # what the repaired call returned (``repair()`` only)
     screened: int = 0  # candidates a proposer judged itself (the engine) before offering any
+    trusted: bool = False  # the fix came from a proposer that trusts it (the engine, the cache of its fixes)
 
     @property
     def candidates(self) -> int:
@@ -87,6 +87,7 @@ class Session:
         proposers: Sequence[Proposer],
         *,
         sandbox: Sandbox | None = None,
+        engine_sandbox: Sandbox | None = None,
         budget: Budget | None = None,
         on_event: Sequence[EventHandler] = (),
         rebind: Callable[[types.FunctionType], None] | None = None,
@@ -98,7 +99,11 @@ class Session:
         self.failure = failure
         self.checks = sorted(checks, key=lambda check: check.cost)
         self.proposers = list(proposers)
-        self.sandbox = sandbox or InProcessSandbox()
+        # Where candidates are proven: every candidate in ``sandbox`` (the platform's default, a guarded
+        # fork, when none is given), except that the trusted ones (the engine's edits) may take a faster
+        # ``engine_sandbox``; without either, the engine's edits keep the in-process fast path.
+        self.sandbox = sandbox or default_sandbox()
+        self.engine_sandbox = engine_sandbox or sandbox or InProcessSandbox()
         self.budget = budget or Budget()
         self.handlers = tuple(on_event)
         self.history: list[Attempt] = []
@@ -157,12 +162,14 @@ class Session:
                 seen.add(key)
                 candidate = dataclasses.replace(proposed, attempt=number)
                 self._emit("candidate", attempt=number, candidate=candidate)
-                verdict = self.judge(candidate, trusted=isinstance(proposer, (Engine, CacheProposer)))
+                trusted = trusts(proposer, proposed)
+                verdict = self.judge(candidate, trusted=trusted)
                 self.history.append(Attempt(candidate, verdict))
                 self._note_refusal(verdict)
                 self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
                 if verdict.ok:
-                    return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history)
+                    return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history,
+                                        trusted=trusted)
             if proposals.error is not None:  # a broken proposer must not end the session: try the next one
                 self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {proposals.error}")
                 reason = f"proposer {proposer.name} failed: {proposals.error}"
@@ -209,8 +216,8 @@ class Session:
         saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
         limits = Limits(timeout=self.budget.candidate_timeout)
         try:
-            verdict = prove(self.target, candidate, self.checks, self.sandbox, limits, trusted=trusted,
-                            oracle=self.oracle)
+            sandbox = self.engine_sandbox if trusted else self.sandbox
+            verdict = prove(self.target, candidate, self.checks, sandbox, limits, trusted=trusted, oracle=self.oracle)
             return verdict.scrubbed(self.scrub)
         finally:
             # An interrupted in-process evaluation may not have put the original code back.
@@ -225,6 +232,19 @@ class Session:
         self._emit("installed", candidate=fix, message=mode)
         log.info("installed a fix for %s (%s)", self.target.qualname, fix.describe())
         return mode
+
+
+def trusts(proposer: Proposer, candidate: Candidate) -> bool:
+    """Whether ``candidate`` is judged as the engine's edit (see :func:`regrow._proof.prove`).
+
+    Trust is declared, never probed from a candidate's label: a proposer that decides per candidate
+    has a ``trusts(candidate)`` method (the cache, from the store's record); otherwise its ``trusted``
+    attribute says (``True`` on the built-in engine). A proposer that declares nothing is not trusted.
+    """
+    decide = getattr(proposer, "trusts", None)
+    if callable(decide):
+        return decide(candidate) is True
+    return getattr(proposer, "trusted", False) is True
 
 
 class _Guarded:

@@ -3,6 +3,11 @@
 A proven fix is remembered under (hash of the target's source, failure fingerprint, identity of
 the checks), so the same failure of the same code is fixed again without a search — and still
 proven by the checks before it is installed. Every session and every verdict go to the ledger.
+
+A fix keeps its origin: a cached fix comes back as a candidate of the proposer that wrote it (a
+model's, say), and the cache proposer trusts it only where the store's own record says regrow's
+engine wrote it, so a cached model fix is railed, capability-checked and proven twice like any
+model fix.
 """
 
 from __future__ import annotations
@@ -61,6 +66,11 @@ CREATE INDEX IF NOT EXISTS sessions_by_fingerprint ON sessions(fingerprint, crea
 """
 
 
+ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see _engine._plan)
+# What an engine-labelled fix is stored as when the proposer that offered it was not trusted.
+_UNTRUSTED_ENGINE_LABEL = "unknown (labelled engine by an untrusted proposer)"
+
+
 def source_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -111,14 +121,19 @@ class Store:
         db.execute("COMMIT")
 
     def lookup(self, key: str) -> Candidate | None:
-        """The fix remembered under ``key``, if any."""
+        """The fix remembered under ``key``, if any, with the origin and operator it was stored with."""
         row = self._db().execute("SELECT source, origin, operator FROM fixes WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
         with self._connect() as db:
             db.execute("UPDATE fixes SET hits = hits + 1 WHERE key = ?", (key,))
         source, origin, operator = row
-        return Candidate(source, origin="cache", operator=f"{origin} {operator}".strip(), note=f"cached under {key}")
+        return Candidate(source, origin=origin, operator=operator, note=f"cached under {key}")
+
+    def origin(self, key: str, source: str) -> str | None:
+        """The origin stored for ``source`` under ``key`` (None if the store does not hold that fix)."""
+        row = self._db().execute("SELECT origin FROM fixes WHERE key = ? AND source = ?", (key, source)).fetchone()
+        return None if row is None else str(row[0])
 
     def record(self, result: RepairResult, key: str | None) -> int:
         """Write a finished session to the ledger, and its fix to the cache; returns the session id."""
@@ -139,11 +154,15 @@ class Store:
                 [(session, a.candidate.origin, a.candidate.operator, int(a.verdict.ok), a.verdict.check,
                   a.verdict.reason, a.verdict.duration) for a in result.history[-self.max_ledger_verdicts :]],
             )
-            if result.ok and fix is not None and key is not None and fix.origin != "cache":
+            held = key is not None and db.execute(
+                "SELECT 1 FROM fixes WHERE key = ? AND source = ?", (key, fix.source if fix else None)).fetchone()
+            if result.ok and fix is not None and key is not None and not held:  # a fix served from here stays as it is
+                # The origin is the candidate's, except that only a trusted proposer's fix is stored as the engine's.
+                origin = fix.origin if result.trusted or fix.origin != ENGINE_ORIGIN else _UNTRUSTED_ENGINE_LABEL
                 db.execute(
                     "INSERT OR REPLACE INTO fixes (key, qualname, fingerprint, source, origin, operator, created) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (key, result.target, fingerprint, fix.source, fix.origin, fix.operator, now),
+                    (key, result.target, fingerprint, fix.source, origin, fix.operator, now),
                 )
         return session
 
@@ -174,14 +193,27 @@ def _close_all(connections: list[sqlite3.Connection], lock: threading.Lock) -> N
 
 
 class CacheProposer:
-    """Offers the remembered fix for this (source, failure, checks), if there is one."""
+    """Offers the remembered fix for this (source, failure, checks), if there is one.
+
+    It is not trusted as a whole (``trusted = False``): :meth:`trusts` decides per candidate, from the
+    store's record of who wrote it, never from the label the candidate carries.
+    """
 
     name = "cache"
+    trusted = False
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._keys: dict[str, str] = {}  # source of a candidate offered -> the key it was stored under
 
     def propose(self, request: Request) -> Iterator[Candidate]:
-        found = self.store.lookup(cache_key(request.target, request.failure.fingerprint, request.checks))
+        key = cache_key(request.target, request.failure.fingerprint, request.checks)
+        found = self.store.lookup(key)
         if found is not None:
+            self._keys[found.source] = key
             yield found
+
+    def trusts(self, candidate: Candidate) -> bool:
+        """Whether ``candidate`` is a fix this cache offered that the store records as the engine's."""
+        key = self._keys.get(candidate.source)
+        return key is not None and self.store.origin(key, candidate.source) == ENGINE_ORIGIN

@@ -31,8 +31,10 @@ from .._errors import RegrowError, TargetError
 from .._evaluate import evaluate
 from .._failure import check_failure
 from .._locate import attribute, blame, describe, import_apart, is_path, resolve, split
+from .._options import default_sandbox
 from .._proposer import Proposer
 from .._pytest_runner import CollectionError
+from .._sandbox import InProcessSandbox
 from .._session import Budget, Session
 from .._source import definition
 from .._target import Target
@@ -131,7 +133,9 @@ def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: l
     failure = check_failure("test", target.func, failing.reason, lineno=failing.failing_line)
     budget = Budget(max_candidates=max_candidates, timeout=max(deadline - time.monotonic(), 1.0),
                     candidate_timeout=max(2.0, 20 * baseline.passing_time()), jobs=workers)
-    outcome = Session(target, failure, [tests], proposers, budget=budget).run(install=False)
+    # The model's candidates in the fork sandbox, as @heal proves them; the engine's edits in process.
+    outcome = Session(target, failure, [tests], proposers, sandbox=default_sandbox(), engine_sandbox=InProcessSandbox(),
+                      budget=budget).run(install=False)
     stats = next((p.last_stats.as_dict() for p in proposers if isinstance(p, Engine)), {})
     result: dict[str, Any] = {"engine": stats, "candidates": stats.get("evaluated", 0) or outcome.candidates,
                               "session_candidates": outcome.candidates}

@@ -67,6 +67,8 @@ class LLMProposer:
     name says it is small).
     """
 
+    trusted = False  # a model's reply is railed, capability-checked and proven twice (regrow._proof)
+
     def __init__(
         self,
         transport: Transport,
