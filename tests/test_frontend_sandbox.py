@@ -22,6 +22,7 @@ from regrow._evaluate import evaluate
 from regrow._options import default_sandbox
 from regrow._sandbox import ForkSandbox, InProcessSandbox
 from regrow._session import Session
+from regrow._target import Target
 
 pytestmark = pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="the fork sandbox needs os.fork")
 
@@ -87,9 +88,13 @@ def test_the_cli_proves_a_models_candidates_in_the_fork_sandbox(project: Path,
     assert forked.count(evaluate) == 2  # proven twice, the second time in a fresh child, as any model fix
 
 
+def _broken(x: int) -> int:
+    return x // 0
+
+
 def test_a_session_proves_untrusted_candidates_in_the_default_sandbox_unless_told() -> None:
     def session(**sandboxes: Any) -> Session:
-        return Session(None, None, [], [], rebind=print, **sandboxes)  # type: ignore[arg-type]
+        return Session(Target.of(_broken), None, [], [], **sandboxes)  # type: ignore[arg-type]
 
     plain = session()
     assert isinstance(plain.sandbox, ForkSandbox) and isinstance(plain.engine_sandbox, InProcessSandbox)

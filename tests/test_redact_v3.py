@@ -111,6 +111,8 @@ def _leaky_module(make_module: Callable[[str], types.ModuleType], tmp_path: Path
         PROPOSER = Scripted(*{candidates!r})
 
         def total(rows: list) -> int:
+            if rows is None:  # the original uses the key and the encoders too, so a candidate may (capabilities)
+                return [base64.b64encode(API_KEY.encode()), base64.urlsafe_b64encode(b""), urllib.parse.quote("")]
             return sum(rows) + None  # the bug
     ''')
 
