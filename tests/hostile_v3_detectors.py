@@ -233,7 +233,7 @@ class Watcher(threading.Thread):
     def findings(self, host_memory: int) -> list[str]:
         found = []
         held, pid = self.peak_memory
-        if held - host_memory > (2 << 30) + (256 << 20):
+        if held - host_memory > 2 << 30:  # more than the 2 GiB address-space limit lets a call add
             found.append(f"a child held {held >> 20} MiB (pid {pid}; the host itself {host_memory >> 20} MiB)")
         if self.peak_disk > 256 << 20:
             found.append(f"the case held {self.peak_disk >> 20} MiB of disk under its TMPDIR")

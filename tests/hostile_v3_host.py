@@ -12,6 +12,7 @@ sandboxed probe that the audit hook must refuse), reports, and waits to be relea
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import hashlib
 import importlib
@@ -91,10 +92,8 @@ def behaviour(func: Any) -> dict[str, dict[str, str]]:
     time.sleep(1.0)
     seen["after 1 s"] = _answers(func)
     for _ in range(50):
-        try:
+        with contextlib.suppress(BaseException):
             func("$1.50")
-        except BaseException:
-            pass
     seen["after 50 calls"] = _answers(func)
     seen["in a forked child"] = _in_a_forked_child(func)
     return {k: v for k, v in seen.items() if v}
@@ -163,7 +162,8 @@ def main(spec_path: str) -> None:
     sys.path[:0] = [spec["src"], spec["work"]]
     ipc = make_ipc(spec["nonce"])
     os.environ["HOSTILE_IPC"] = json.dumps(ipc)
-    Path(spec["ipc"]).write_text(json.dumps(ipc))
+    Path(spec["ipc"] + ".part").write_text(json.dumps(ipc))
+    os.rename(spec["ipc"] + ".part", spec["ipc"])  # whole, never read half-written
     os.read(spec["go"], 1)  # the runner has read the objects' state
     logging.basicConfig(level=logging.INFO, handlers=[logging.FileHandler(spec["log"]), logging.StreamHandler()])
     log = logging.getLogger("hostile-v3-host")

@@ -156,7 +156,8 @@ def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
                 os.killpg(host.pid, 9)
                 host.wait()
             watcher.stop.set()
-            watcher.join(5)
+            if watcher.ident is not None:
+                watcher.join(5)
         time.sleep(0.5)  # a child that dies with its parent has had the time to
         escapes += watcher.orphans()
         watcher.kill_orphans()
@@ -253,7 +254,12 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], R
             futures = {pool.submit(run_case, case, mode, base / f"{case.id}-{mode}", native): (case.id, mode)
                        for case in _corpus() for mode in MODES}
             for future in concurrent.futures.as_completed(futures):
-                _RESULTS[futures[future]] = future.result()
+                case, mode = futures[future]
+                try:
+                    _RESULTS[(case, mode)] = future.result()
+                except Exception as exc:  # the runner itself failed: a finding to fix, never a lost corpus
+                    _RESULTS[(case, mode)] = Result(case, "?", mode, "the runner failed", [], [],
+                                                    [f"the runner failed: {exc!r}"], "")
         table = "\n".join(_RESULTS[key].line() for key in sorted(_RESULTS))
         (base / "table.txt").write_text(table)
         print(f"\nissue 19 corpus results ({base / 'table.txt'}):\n{table}")
