@@ -88,6 +88,27 @@ def test_planted_leak_control_and_lock_detectors(tmp_path: Path) -> None:
     assert d.leaks({"the log": "nothing here"}, [secret]) == []
     assert d.control_characters({"stderr": "a\x1b]52;c;eA==\x07"}) and d.control_characters({"events": "\\u001b["})
     assert d.control_characters({"stderr": "fine\n\ttabs\r\n"}) == []
+
+
+def test_lock_detector_sees_a_posix_lock_a_lease_and_a_flock_another_process_holds(tmp_path: Path) -> None:
+    """What the pool-lock and lease cases do, done by a helper process: each is seen, and seeing it ends nothing
+    (an active check, opening the file for writing, breaks the lease and SIGIO kills the holder)."""
     lock = tmp_path / "lock"
     lock.write_text("")
-    assert d.locks_held(lock) == []  # the POSIX-lock/lease detector's positive self-check did not fire: see the report
+    assert d.locks_held(lock) == []
+    code = ("import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); fcntl.lockf(fd, fcntl.LOCK_SH); "
+            "fcntl.fcntl(fd, 1024, fcntl.F_RDLCK); fcntl.flock(os.open(sys.argv[1], os.O_RDONLY), fcntl.LOCK_SH); "
+            "print('ready', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
+        found = " | ".join(d.locks_held(lock))
+        for kind in ("POSIX READ lock", "LEASE READ lease", "FLOCK READ lock"):
+            assert f"{kind} on the lock file is held by process {holder.pid}" in found, found
+        assert holder.poll() is None and d.locks_held(lock)  # still held: the detector broke nothing
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    assert d.locks_held(lock) == []
