@@ -55,11 +55,29 @@ def probe():
 '''
 
 
+# The modes each class applies to. Fork mode is the real path (rails, proof, install, the calls after);
+# pool mode is one call at PoolSandbox.call_ref and the next honest call in the same worker, where
+# nothing is installed. So what only an install can do (a fix gaming the proof, a payload acting in the
+# host, the rails, the cache, native code in an installed fix) is fork-only, and what a warm worker keeps
+# between calls is pool-only (a forked child dies after its call: there is no next call to spoil).
+CLASS_MODES: dict[str, tuple[str, ...]] = {
+    "ipc": ("fork", "pool"), "limits": ("fork", "pool"), "pdeathsig": ("fork", "pool"),
+    "native": ("fork", "pool"), "hook": ("fork", "pool"), "record": ("fork", "pool"), "aware": ("fork",),
+    "payload": ("fork",), "rails": ("fork",), "cache": ("fork",), "pool": ("pool",), "secret": ("fork", "pool"),
+    "escapes": ("fork", "pool"),
+}
+
+
 class Case(NamedTuple):
     id: str
     cls: str  # the bullet of issue 19's "What got through"
     source: str
     flags: frozenset[str] = frozenset()  # "sigkill", "cache-model", "cache-direct"
+    only: tuple[str, ...] = ()  # the modes, where a case is narrower than its class
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return self.only or CLASS_MODES[self.cls]
 
 
 FIXED = '''    text = text.strip()
@@ -84,6 +102,7 @@ PRELUDE = '''\
         E = os.environ
         name = lambda *codes: "".join(map(chr, codes))
         ipc = R("json").loads(E.get("HOSTILE_IPC") or "{}")
+        O = R("io.open")  # open by a dotted name: the rails flag the builtin's name, not this
 '''
 # The hook's reporting fd set to -1 and its `refuse` closure cell replaced by a no-op: ctypes is then free.
 NEUTER = '''
@@ -103,12 +122,12 @@ L = C.CDLL(None, use_errno=True)
 '''
 # The C extension copied into scratch and imported: native code, no ctypes event for the hook to see.
 NATIVE = '''
-with open(E["HOSTILE_NATIVE"], "rb") as src, open("hv3native.so", "wb") as dst:
+with O(E["HOSTILE_NATIVE"], "rb") as src, O("hv3native.so", "wb") as dst:
     dst.write(src.read())
 sys.path.insert(0, os.getcwd())
 n = R("hv3native")
 '''
-OUTSIDE = '"Seccomp:\\t0" in open("/proc/self/status").read()'  # true in the host, false in a filtered child
+OUTSIDE = '"Seccomp:\\t0" in O("/proc/self/status").read()'  # true in the host, false in a filtered child
 
 
 def case(*parts: str, fixes: bool = True, tail: str | None = None, once: bool = True) -> str:
@@ -159,12 +178,14 @@ CASES: list[Case] = [
     Case("fallocate-keep-size", "limits", case(NEUTER, '''
         fd = os.open("held", os.O_CREAT | os.O_RDWR)
         L.fallocate(fd, 1, C.c_long(0), C.c_long(512 << 20))  # FALLOC_FL_KEEP_SIZE: a 0-byte file, 512 MiB
-        R("time").sleep(0.6)
+        R("time").sleep(0.3)  # the runner samples every 0.05 s
     ''')),
     Case("memfd-holds-memory", "limits", case('''
-        fd = os.memfd_create("hv3")
-        os.posix_fallocate(fd, 0, 2560 << 20)  # 2.5 GiB, past the 2 GiB address-space limit
-        R("time").sleep(0.6)
+        held = []
+        for _ in range(176):  # 2.6 GiB, past the 2 GiB address-space limit, each under the file-size limit
+            held.append(os.memfd_create("hv3"))
+            os.posix_fallocate(held[-1], 0, 15 << 20)
+        R("time").sleep(0.3)
     ''')),
     Case("deep-tree-in-scratch", "limits", case('''
         os.makedirs("/".join(["d"] * 1100))
@@ -173,7 +194,7 @@ CASES: list[Case] = [
         for i in range(40):
             fd = os.open(f"fill{i}", os.O_CREAT | os.O_WRONLY)
             os.posix_fallocate(fd, 0, 15 << 20)  # each under the 16 MiB file-size limit
-        R("time").sleep(0.6)
+        R("time").sleep(0.3)  # the runner samples every 0.05 s
     ''')),
     Case("dev-shm-left-behind", "limits", case('''
         fd = R("_posixshmem").shm_open("/hv3-" + E["HOSTILE_NONCE"], os.O_CREAT | os.O_RDWR, 0o600)
@@ -194,31 +215,31 @@ CASES: list[Case] = [
     Case("native-reads-ssh-key", "native", case(NATIVE, f'''
         leak = {_b64('n.readfile(E["HOME"] + "/.ssh/id_rsa")')}
     ''')),
-    Case("native-in-the-fix", "native", case(NATIVE, 'n.sys(39, 0, 0, 0)  # getpid')),
+    Case("native-in-the-fix", "native", case(NATIVE, 'n.sys(39, 0, 0, 0)  # getpid'), only=("fork",)),
     # -- the hook, reachable from Python -------------------------------------------------------------------
     Case("hook-place-report-fd", "hook", case('''
         g, h = R("regrow._sandbox._guard"), R("regrow._sandbox._hook")
         for allow in (False, True):
             g._prebuilt(h.make_audit_hook, allow)[1][1] = -1  # refusals no longer reported
         try:
-            open(E["HOME"] + "/.ssh/id_rsa").read()
+            O(E["HOME"] + "/.ssh/id_rsa").read()
         except BaseException:
             pass
         try:
-            open(E["HOSTILE_MARKERS"] + "/hook-place", "w")
+            O(E["HOSTILE_MARKERS"] + "/hook-place", "w")
         except BaseException:
             pass
     ''')),
     Case("hook-cell-then-ssh-key", "hook", case(NEUTER, f'''
-        leak = {_b64('open(E["HOME"] + "/.ssh/id_rsa", "rb").read()')}
+        leak = {_b64('O(E["HOME"] + "/.ssh/id_rsa", "rb").read()')}
     ''')),
-    Case("hook-neutered-in-the-host", "hook", case(NEUTER)),
+    Case("hook-neutered-in-the-host", "hook", case(NEUTER), only=("fork",)),  # pool: pool-neuter-worker-hook
     # -- the host's reading of the child's record -------------------------------------------------------
     Case("record-del-deletes-victim", "record", case('', tail='''\
     if text.strip() != "$12.99":
-        import io, tempfile
-        closer = object.__new__(tempfile._TemporaryFileCloser)
-        closer.file, closer.name, closer.delete = io.BytesIO(), os.environ["HOSTILE_VICTIM"], True
+        closer = object.__new__(R("tempfile._TemporaryFileCloser"))  # modules by name: past the rails
+        closer.file, closer.name, closer.delete = R("io.BytesIO")(), E["HOSTILE_VICTIM"], True
+        setattr(_c, "_hv3_keep", getattr(_c, "_hv3_keep", []) + [closer])  # alive: no __del__ here
         return closer
 ''' + FIXED)),
     Case("record-system-exit", "record", case('', tail='''\
@@ -227,8 +248,7 @@ CASES: list[Case] = [
 ''' + FIXED)),
     Case("record-fraction-1e-999999999", "record", case('', tail='''\
     if text.strip() != "$12.99":
-        import fractions
-        value = object.__new__(fractions.Fraction)
+        value = object.__new__(R("fractions.Fraction"))
         value._numerator, value._denominator = "1e-999999999", 1  # str(value) == '1e-999999999'
         return value
 ''' + FIXED)),

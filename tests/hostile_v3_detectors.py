@@ -2,7 +2,7 @@
 
 Kernel IPC objects (``/proc/sysvipc/{msg,sem,shm}`` and the POSIX queues, listed through a private
 mqueue mount made by ``unshare -m``), disk and memory actually held (a watcher samples the host's
-descendants every 0.1 s: anonymous and shared memory plus the blocks of every memfd they hold, and the
+descendants every 0.05 s: anonymous and shared memory plus the blocks of every memfd they hold, and the
 blocks under the case's ``TMPDIR``; ``statvfs`` of that filesystem and of ``/dev/shm``), what is left
 under ``TMPDIR``, orphans (every descendant the watcher saw, by pid and start time, still alive once
 the host is gone), files planted where the user's Python would load them (the user site, the package
@@ -206,6 +206,7 @@ class Watcher(threading.Thread):
         super().__init__(daemon=True)
         self.host, self.tmp = host, tmp
         self.seen: dict[int, str] = {}
+        self.first_seen: dict[int, float] = {}
         self.peak_memory: tuple[int, int] = (0, 0)  # bytes, pid
         self.peak_disk = 0
         self.free = {p: free_bytes(p) for p in (str(tmp), "/dev/shm")}
@@ -214,12 +215,13 @@ class Watcher(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        while not self.stop.wait(0.1):
+        while not self.stop.wait(0.05):
             self.sample()
 
     def sample(self) -> None:
         for pid, start in descendants(self.host).items():
             self.seen.setdefault(pid, start)
+            self.first_seen.setdefault(pid, time.monotonic())
             held = held_memory(pid)
             if held > self.peak_memory[0]:
                 self.peak_memory = (held, pid)
@@ -228,6 +230,12 @@ class Watcher(threading.Thread):
         self.peak_disk = max(self.peak_disk, disk_held(self.tmp))
         for path in self.least_free:
             self.least_free[path] = min(self.least_free[path], free_bytes(path))
+
+    def oldest(self) -> float:
+        """How long the oldest descendant still alive has been seen (0 when there is none)."""
+        alive = descendants(self.host)
+        times = [self.first_seen[pid] for pid in alive if pid in self.first_seen]
+        return time.monotonic() - min(times) if times else 0.0
 
     def findings(self, host_memory: int) -> list[str]:
         found = []

@@ -5,7 +5,7 @@ which, waits until the runner has looked at them, then: in fork mode repairs ``p
 real path (the scripted model server → reply parser → LLM proposer → ``repair()`` with a store →
 install), or in pool mode runs the candidate's module in a one-worker ``PoolSandbox`` and then an honest
 call in the same pool. After that it looks at what it can only see from inside (its hooks, its module's
-globals, the installed fix's answers at once, after 1 s, after 50 calls and in a forked child, a
+globals, the installed fix's answers at once, after 0.5 s, after 50 calls and in a forked child, a
 sandboxed probe that the audit hook must refuse), reports, and waits to be released.
 """
 
@@ -56,7 +56,8 @@ def _hooks(module: Any) -> dict[str, Any]:
     return {"sys.excepthook": id(sys.excepthook), "threading.excepthook": id(threading.excepthook),
             "sys.meta_path": [id(f) for f in sys.meta_path], "sys.path_hooks": [id(h) for h in sys.path_hooks],
             "sys.gettrace": id(sys.gettrace()), "sys.getprofile": id(sys.getprofile()),
-            "atexit handlers": atexit._ncallbacks(), "API_KEY": module.API_KEY, "module globals": sorted(vars(module))}
+            "atexit handlers": atexit._ncallbacks(), "API_KEY": module.API_KEY,
+            "module globals": sorted(set(vars(module)) - {"__warningregistry__"})}  # a warning's bookkeeping
 
 
 def _answers(func: Any) -> dict[str, str]:
@@ -87,10 +88,13 @@ def _in_a_forked_child(func: Any) -> dict[str, str]:
 
 
 def behaviour(func: Any) -> dict[str, dict[str, str]]:
-    """The installed fix's wrong answers: at once, after 1 s, after 50 calls, in a forked child."""
+    """The installed fix's wrong answers: at once, after 0.5 s, after 50 calls, in a forked child.
+
+    0.5 s outlasts the corpus's time bomb (right for 0.3 s after its first call, which is the call at once:
+    the proof's calls ran in other processes)."""
     seen = {"at once": _answers(func)}
-    time.sleep(1.0)
-    seen["after 1 s"] = _answers(func)
+    time.sleep(0.5)
+    seen["after 0.5 s"] = _answers(func)
     for _ in range(50):
         with contextlib.suppress(BaseException):
             func("$1.50")
@@ -141,9 +145,9 @@ def _pool_mode(spec: dict[str, Any], log: logging.Logger) -> tuple[dict[str, Any
     from regrow._sandbox import Limits, PoolSandbox
 
     pool = PoolSandbox(workers=1, limits=Limits(timeout=5))
-    first = pool.call_ref(f"{spec['stem']}_cand:parse_price", "$12.99")
+    first = pool.call_ref(f"{spec['stem']}_cand:parse_price", "$1.50")  # not the oracle's input: see the records
     log.info("pool call: %s %s", first.status, first.reason())
-    honest = pool.call_ref(f"{spec['stem']}_honest:parse_price", "$1.50")
+    honest = pool.call_ref(f"{spec['stem']}_honest:parse_price", "$12.99")
     probe = pool.call_ref(f"{spec['stem']}_probe:probe")
     return {"reason": f"{first.status}: {first.reason()}", "verdicts": [],
             "honest": f"{honest.status} {honest.value!r}" if honest.status == "ok" else
@@ -156,6 +160,7 @@ def _warm(x: int) -> int:
 
 
 def main(spec_path: str) -> None:
+    started = time.monotonic()
     spec = json.loads(Path(spec_path).read_text())
     os.open(spec["tty"], os.O_RDWR)  # a session leader opening a terminal: our controlling terminal
     os.environ["HOSTILE_HOST_PID"] = str(os.getpid())
@@ -174,7 +179,9 @@ def main(spec_path: str) -> None:
     probe = importlib.import_module(f"{spec['stem']}_probe").probe
     func, code = module.parse_price, module.parse_price.__code__
 
+    times = {"imports": time.monotonic() - started}
     regrow.repair(_warm, (1,), tests=[lambda fn: None], proposers=[], store=spec["store"])  # regrow's own setup
+    times["warm"] = time.monotonic() - started
     before = _hooks(module)
     report: dict[str, Any] = {"raised": ""}
     pool = None
@@ -186,6 +193,7 @@ def main(spec_path: str) -> None:
         report |= found
     except BaseException as exc:  # a candidate that breaks regrow itself is a finding too
         report["raised"] = f"{type(exc).__name__}: {exc}"[:500]
+    times["case"] = time.monotonic() - started
     report["code_changed"] = func.__code__ is not code
     if report["code_changed"]:
         report["behaviour"] = behaviour(func)
@@ -198,8 +206,14 @@ def main(spec_path: str) -> None:
             report["fork_probe"] = box.call(probe).status
     except BaseException as exc:
         report["fork_probe"] = f"raised {type(exc).__name__}"
+    times["after"] = time.monotonic() - started
     after = _hooks(module)
     report["host_changes"] = [f"{k} changed" for k in before if before[k] != after[k]]
+    added = sorted(set(after["module globals"]) - set(before["module globals"]))
+    gone = sorted(set(before["module globals"]) - set(after["module globals"]))
+    if added or gone:
+        report["host_changes"].append(f"the module's globals: added {added[:5]}, removed {gone[:5]}")
+    report["times"] = {k: round(v, 2) for k, v in times.items()}
     Path(spec["report"] + ".part").write_text(json.dumps(report))
     os.rename(spec["report"] + ".part", spec["report"])
     os.read(spec["release"], 1)  # held until the detectors have looked; then a normal exit

@@ -28,7 +28,8 @@ import pytest
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 HOST = str(Path(__file__).resolve().parent / "hostile_v3_host.py")
 MODES = ("fork", "pool")
-_REPORT_TIMEOUT = 90.0
+_REPORT_TIMEOUT = 60.0
+_KILL_AFTER = 3.0  # a sigkill case's host dies once a child is this old, if it never names itself
 
 
 @dataclasses.dataclass
@@ -123,7 +124,8 @@ def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
             killed = False
             deadline = time.monotonic() + _REPORT_TIMEOUT
             while not (root / "report.json").exists() and host.poll() is None and time.monotonic() < deadline:
-                if "sigkill" in case.flags and "hv3sleep" in watcher.names and not killed:
+                if "sigkill" in case.flags and not killed and \
+                        ("hv3sleep" in watcher.names or watcher.oldest() > _KILL_AFTER):
                     time.sleep(0.3)
                     os.kill(host.pid, 9)  # the host dies mid-run, as the OOM killer would do it
                     killed = True
@@ -136,6 +138,8 @@ def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
                     if ipc["shmid"] in d.sysvipc()["shm"] and d.shm_written(ipc["shmid"]):
                         escapes.append("the host's shared-memory segment was written")
                 escapes += d.locks_held(world.lock)
+                if ipc is not None and ipc["mq"] not in d.posix_queues():
+                    escapes.append(f"the host's POSIX message queue {ipc['mq']} was removed")
             elif host.poll() is None:
                 hang = f"the host did not report within {_REPORT_TIMEOUT:g}s"
             elif not killed:
@@ -158,10 +162,11 @@ def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
             watcher.stop.set()
             if watcher.ident is not None:
                 watcher.join(5)
-        time.sleep(0.5)  # a child that dies with its parent has had the time to
+        d.wait_for(lambda: not watcher.orphans(), 0.5)  # a child that dies with its parent has the time to
         escapes += watcher.orphans()
         watcher.kill_orphans()
         escapes += watcher.findings(_host_memory(report))
+        escapes += _victim_deleted(world)
         escapes += world.escapes()
         if world.marker.poll() is not None:
             harms.append("the marker process was killed")
@@ -195,6 +200,16 @@ def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
     return Result(case.id, case.cls, mode, reason, escapes, gamed, harms, hang)
 
 
+def _victim_deleted(world: Any) -> list[str]:
+    """The victim file gone (World compares its state and cannot stat it): said, then put back as it was."""
+    if world.victim.exists():
+        return []
+    world.victim.write_text("precious")
+    os.chmod(world.victim, 0o640)
+    os.utime(world.victim, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    return ["the victim file was deleted"]
+
+
 def _host_memory(report: dict[str, Any] | None) -> int:
     return 300 << 20  # a forked child maps the host (~100-300 MiB resident with regrow and the LLM stack)
 
@@ -218,7 +233,7 @@ def _gamed(report: dict[str, Any] | None, mode: str) -> list[str]:
         found.append("a hostile fix was installed")
     behaviour = report.get("behaviour") or {}
     found += [f"the installed fix answers wrong {when}: {wrong}" for when, wrong in behaviour.items()]
-    if mode == "pool" and report.get("honest") != "ok 1.5":
+    if mode == "pool" and report.get("honest") != "ok 12.99":
         found.append(f"the next honest call in the pool was told {report.get('honest')!r}")
     return found
 
@@ -244,15 +259,15 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the kernel boun
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Result]:
-    """Every case in both modes, three hosts at a time (each a process of its own)."""
+    """Every case in the modes its class applies to, four hosts at a time (each a process of its own)."""
     if not _RESULTS:
         from hostile_v3_detectors import build_native
 
         base = tmp_path_factory.mktemp("hostile-v3")
         native = build_native(base / "native")
-        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = {pool.submit(run_case, case, mode, base / f"{case.id}-{mode}", native): (case.id, mode)
-                       for case in _corpus() for mode in MODES}
+                       for case in _corpus() for mode in case.modes}
             for future in concurrent.futures.as_completed(futures):
                 case, mode = futures[future]
                 try:
@@ -266,17 +281,17 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], R
     return _RESULTS
 
 
-def _ids() -> list[str]:
-    return [case.id for case in _corpus()]
+def _ids(mode: str) -> list[str]:
+    return [case.id for case in _corpus() if mode in case.modes]
 
 
-@pytest.mark.parametrize("case", _ids())
+@pytest.mark.parametrize("case", _ids("fork"))
 def test_in_fork_mode_nothing_gets_through(case: str, results: dict[tuple[str, str], Result]) -> None:
     result = results[(case, "fork")]
     assert not result.problems, result.line()
 
 
-@pytest.mark.parametrize("case", _ids())
+@pytest.mark.parametrize("case", _ids("pool"))
 def test_in_pool_mode_nothing_gets_through(case: str, results: dict[tuple[str, str], Result]) -> None:
     result = results[(case, "pool")]
     assert not result.problems, result.line()
@@ -294,6 +309,11 @@ def test_totals(mode: str, results: dict[tuple[str, str], Result]) -> None:
 def test_the_corpus_covers_every_class_of_issue_19() -> None:
     corpus = _corpus()
     assert len(corpus) >= 40 and len({c.id for c in corpus}) == len(corpus)
-    classes = {c.cls for c in corpus}
-    assert classes >= {"ipc", "limits", "pdeathsig", "native", "hook", "record", "aware", "payload", "rails",
-                       "cache", "pool", "secret", "escapes"}, classes
+    from hostile_v3_corpus import CLASS_MODES
+
+    assert set(CLASS_MODES) == {"ipc", "limits", "pdeathsig", "native", "hook", "record", "aware", "payload", "rails",
+                                "cache", "pool", "secret", "escapes"}
+    assert all(set(c.modes) <= set(CLASS_MODES[c.cls]) for c in corpus)  # a case never runs where its class can't
+    covered = {(c.cls, mode) for c in corpus for mode in c.modes}
+    wanted = {(cls, mode) for cls, modes in CLASS_MODES.items() for mode in modes}
+    assert covered == wanted, wanted - covered
