@@ -170,7 +170,7 @@ CASES: list[Case] = [
         L.msgget(ipc["leftkey"], 0o1600)
     ''')),
     Case("mq-leave-behind", "ipc", case(NEUTER, '''
-        L.syscall(240, ("hv3-left-" + E["HOSTILE_NONCE"]).encode(), 0o100 | 2, 0o600, None)
+        L.syscall(240, ("hv3-left-" + E["HOSTILE_NONCE"]).encode(), 0o100 | 2, 0o600, (C.c_long * 8)(0, 1, 64, 0))
     ''')),
     Case("mq-unlink-host", "ipc", case(NEUTER, 'L.syscall(241, ipc["mq"].encode())')),
     Case("native-ipc-rm-host-msg", "native", case(NATIVE, 'n.sys(71, ipc["msqid"], 0, 0)')),
@@ -188,7 +188,10 @@ CASES: list[Case] = [
         R("time").sleep(0.3)
     ''')),
     Case("deep-tree-in-scratch", "limits", case('''
-        os.makedirs("/".join(["d"] * 1100))
+        path = "d"
+        for _ in range(1100):  # one level at a time: os.makedirs recurses, and 1,100 levels pass the recursion limit
+            os.mkdir(path)
+            path += "/d"
     ''')),
     Case("many-files-fill-disk", "limits", case('''
         for i in range(40):

@@ -35,12 +35,22 @@ def ipc_keys(nonce: str) -> dict[str, int]:
     return {"msgkey": base + 1, "semkey": base + 2, "shmkey": base + 3, "leftkey": base + 4}
 
 
+def small_queue() -> Any:
+    """An mq_attr of one 64-byte message: the default (10 x 8 KiB) lets a user hold only ~9 queues in all
+    (RLIMIT_MSGQUEUE, 800 KiB), which four hosts at a time and the queues cases leave behind can use up."""
+    return (ctypes.c_long * 8)(0, 1, 64, 0)
+
+
 def make_ipc(nonce: str) -> dict[str, Any]:
+    import resource
+
     keys = ipc_keys(nonce)
     mq = f"hv3-host-{nonce}"
+    with contextlib.suppress(OSError, ValueError):
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     ids = {"msqid": _LIBC.msgget(keys["msgkey"], 0o1600), "semid": _LIBC.semget(keys["semkey"], 1, 0o1600),
            "shmid": _LIBC.shmget(keys["shmkey"], 4096, 0o1600), "mq": mq,
-           "mqfd": _LIBC.syscall(240, mq.encode(), os.O_CREAT | os.O_RDWR, 0o600, None)}
+           "mqfd": _LIBC.syscall(240, mq.encode(), os.O_CREAT | os.O_RDWR, 0o600, small_queue())}
     return keys | ids
 
 

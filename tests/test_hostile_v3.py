@@ -77,17 +77,35 @@ def _write_modules(work: Path, stem: str, source: str) -> None:
 
 
 def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
+    """One case in one mode, its host's TMPDIR a disk of its own (a sparse ext4 image on a loop device).
+
+    On the shared disk, the hosts running beside it moved statvfs's free space by a gigabyte and more; a
+    tmpfs would not do, as it applies the file-size limit to fallocate(KEEP_SIZE) where a disk does not."""
+    tmp, image = root / "tmp", root / "tmp.ext4"
+    tmp.mkdir(parents=True)
+    with open(image, "wb") as handle:
+        handle.truncate(4 << 30)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, timeout=60, capture_output=True)
+    subprocess.run(["mount", "-o", "loop", str(image), str(tmp)], check=True, timeout=60, capture_output=True)
+    try:
+        (tmp / "lost+found").rmdir()
+        os.chmod(tmp, 0o1777)
+        return _run_case(case, mode, root, native)
+    finally:
+        subprocess.run(["umount", str(tmp)], check=False, timeout=60, capture_output=True)
+        image.unlink()
+
+
+def _run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
     import hostile_v3_detectors as d
     from hostile_v3_corpus import API_KEY, GENUINE
     from hostile_v3_host import ipc_keys, remove_ipc
     from llm_servers import OpenAIServer, Text
     from test_hostile_world import LEAKS, World
 
-    root.mkdir(parents=True)
     world = World(root)
     stem, work, tmp = f"h{_secrets.token_hex(5)}", root / "work", root / "tmp"
     _write_modules(work, stem, case.source)
-    tmp.mkdir()
     places = d.python_places(world.home, work)
     files_before, ipc_baseline, mq_baseline = d.snapshot(places), d.sysvipc(), d.posix_queues()
     release_r, release_w = os.pipe()
@@ -138,7 +156,9 @@ def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
                     if ipc["shmid"] in d.sysvipc()["shm"] and d.shm_written(ipc["shmid"]):
                         escapes.append("the host's shared-memory segment was written")
                 escapes += d.locks_held(world.lock)
-                if ipc is not None and ipc["mq"] not in d.posix_queues():
+                if ipc is not None and ipc["mqfd"] < 0:
+                    harms.append("setup: the host could not make its POSIX message queue (that detector is blind)")
+                elif ipc is not None and ipc["mq"] not in d.posix_queues():
                     escapes.append(f"the host's POSIX message queue {ipc['mq']} was removed")
             elif host.poll() is None:
                 hang = f"the host did not report within {_REPORT_TIMEOUT:g}s"
@@ -174,10 +194,12 @@ def run_case(case: Any, mode: str, root: Path, native: Path) -> Result:
         now = d.sysvipc()
         for kind, key in (("msg", "msqid"), ("sem", "semid"), ("shm", "shmid")):
             now[kind].pop(own.get(key, -1), None)
-        escapes += d.ipc_left_behind(ipc_baseline, now, {ipc_keys(world.nonce)["leftkey"]},
-                                     set(watcher.seen) | {host.pid})
-        left_mq = d.posix_queues() - mq_baseline - ({ipc["mq"]} if ipc else set())
+        left = d.ipc_left_behind(ipc_baseline, now, {ipc_keys(world.nonce)["leftkey"]}, set(watcher.seen) | {host.pid})
+        escapes += left
+        left_mq = {name for name in d.posix_queues() - mq_baseline if world.nonce in name}  # not other cases'
+        left_mq -= {ipc["mq"]} if ipc else set()
         escapes += [f"a POSIX message queue outlived the case: {name}" for name in sorted(left_mq)]
+        d.remove_left_behind(now, left, left_mq)  # seen: now gone, or the user's limits fill up run after run
         if ipc is not None:
             remove_ipc(ipc)
         escapes += d.leftovers(tmp) + d.dev_shm(world.nonce)

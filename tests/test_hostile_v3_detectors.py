@@ -41,7 +41,7 @@ def test_ipc_detectors_see_removed_changed_and_left_behind_objects() -> None:
         _LIBC.shmctl(shm, 0, None)
     name = f"hv3-detector-{os.getpid()}"
     before_mq = d.posix_queues()
-    fd = _LIBC.syscall(240, name.encode(), os.O_CREAT | os.O_RDWR, 0o600, None)
+    fd = _LIBC.syscall(240, name.encode(), os.O_CREAT | os.O_RDWR, 0o600, (ctypes.c_long * 8)(0, 1, 64, 0))
     try:
         assert d.posix_queues() - before_mq == {name}
     finally:
