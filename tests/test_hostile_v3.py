@@ -299,6 +299,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], R
                                                     [f"the runner failed: {exc!r}"], "")
         table = "\n".join(_RESULTS[key].line() for key in sorted(_RESULTS))
         (base / "table.txt").write_text(table)
+        rows = [dataclasses.asdict(_RESULTS[key]) | {"outcome": _RESULTS[key].outcome} for key in sorted(_RESULTS)]
+        (base / "table.json").write_text(json.dumps(rows, indent=1))
         print(f"\nissue 19 corpus results ({base / 'table.txt'}):\n{table}")
     return _RESULTS
 
