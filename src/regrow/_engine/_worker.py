@@ -98,8 +98,9 @@ class Worker:
     """
 
     def __init__(self, jobs: Mapping[str, Callable[..., Any]], fork: bool | None = None,
-                 trusted: Collection[str] = (), fresh: bool = False) -> None:
+                 trusted: Collection[str] = (), fresh: bool = False, views: tuple[str, ...] = ()) -> None:
         self.jobs = dict(jobs)
+        self.views = tuple(views)  # folders whose writes go to a throwaway view in the child (Limits.views)
         self.trusted = frozenset(trusted)
         self.fresh = fresh  # a child per call: no call sees the state an earlier one left (order-dependent tests)
         self.forking = hasattr(os, "fork") if fork is None else fork
@@ -353,7 +354,8 @@ class Worker:
 
     def _spawn(self, guarded: bool) -> _Child:
         scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-worker-"))
-        plan = _guard.plan(scratch, _LIMITS, self._netns, per_call=False)
+        limits = dataclasses.replace(_LIMITS, views=self.views) if self.views else _LIMITS
+        plan = _guard.plan(scratch, limits, self._netns, per_call=False)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         setup = child_setup(plan, (reply_w, None), regrow_locks(), request=request_r, watched=guarded)
