@@ -243,7 +243,7 @@ def private_scratch(plan: Plan) -> bool:
     if size is None or not _kernel.private_scratch(plan.scratch, size):
         return False
     if plan.limits.views:
-        _views.mount(plan.limits.views, plan.scratch, size)
+        _views.mount(plan.limits.views, plan.scratch)
     return True
 
 

@@ -8,9 +8,8 @@ every write, new file, rename and removal lands — is a directory in a ``tmpfs`
 What the call writes there it reads back; the real folder is never written (overlayfs never writes its
 lower layer), and the view is gone with the child's namespace.
 
-The ``tmpfs`` that holds the upper layers is mounted on a folder in scratch only long enough to mount
-the views, then detached (``umount2(MNT_DETACH)``; the overlays keep it alive) and its folder removed:
-no path in the child reaches an upper layer except through its view, and scratch stays empty.
+The upper layers live in the scratch ``tmpfs`` (so its size bounds them too), in a folder that an empty
+read-only ``tmpfs`` then covers: no path in the child reaches an upper layer except through its view.
 
 Landlock and the audit hook then allow writes beneath each view that was mounted (:func:`mounted`);
 a folder whose view could not be made stays as it was: writes there are refused.
@@ -23,7 +22,7 @@ import os
 
 from ._kernel import libc
 
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MNT_DETACH = 0x2, 0x4, 0x8, 0x2
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 _LIMIT = 4  # views a call may have
 # Characters overlayfs reads as separators in its options (or that no path of a view should hold).
 _UNSAFE = frozenset(",:\\\n=")
@@ -46,12 +45,12 @@ def usable(view: str, scratch: str) -> bool:
     return os.path.isdir(view) and not os.path.islink(view)
 
 
-def mount(views: tuple[str, ...], scratch: str, size: int) -> tuple[str, ...]:
+def mount(views: tuple[str, ...], scratch: str) -> tuple[str, ...]:
     """Mount a throwaway view on each usable folder of ``views`` (at most four); the views mounted.
 
     Call in the child, after :func:`._kernel.private_scratch` made the mount namespace and the scratch
-    ``tmpfs`` (the upper layers' ``tmpfs`` is mounted on a folder in it for a moment), before Landlock.
-    ``size`` bounds what the views hold together.
+    ``tmpfs`` (the upper layers live in it: what scratch and the views hold together is bounded by its
+    size), before Landlock.
     """
     handle = libc()
     wanted = [view for view in dict.fromkeys(views) if usable(view, scratch)][:_LIMIT]
@@ -59,19 +58,14 @@ def mount(views: tuple[str, ...], scratch: str, size: int) -> tuple[str, ...]:
         return ()
     layers = os.path.join(scratch, ".regrow-views")
     os.mkdir(layers, 0o700)
-    try:
-        options = f"size={size},nr_inodes={max(size // 4096, 64)},mode=0700".encode()
-        if handle.mount(b"regrow-views", os.fsencode(layers), b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                        options) != 0:
-            return ()
-        try:
-            for number, view in enumerate(wanted):
-                if _overlay(handle, view, f"{layers}/{number}"):
-                    _mounted.append(view)
-        finally:
-            handle.umount2(os.fsencode(layers), _MNT_DETACH)  # the overlays hold it; no path reaches it now
-    finally:
-        os.rmdir(layers)
+    for number, view in enumerate(wanted):
+        if _overlay(handle, view, f"{layers}/{number}"):
+            _mounted.append(view)
+    # Out of reach but through the views: an empty read-only tmpfs over the layers (the overlays hold them).
+    # Not a lazy unmount, which would also do: it waits for an RCU grace period, ~4 ms per call here.
+    # Were this to fail, a call could write the layers directly: only its own throwaway views, so no harm.
+    hide = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    handle.mount(b"regrow-views", os.fsencode(layers), b"tmpfs", hide, b"size=4k,nr_inodes=2,mode=0500")
     return mounted()
 
 
