@@ -52,7 +52,6 @@ _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per 
 _REQUEST_LIMIT = 1 << 30  # requests come from the host
 
 
-
 @dataclasses.dataclass
 class _Call:
     """One job sent to the child, until it is answered."""
@@ -354,8 +353,7 @@ class Worker:
 
     def _spawn(self, guarded: bool) -> _Child:
         scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-worker-"))
-        limits = dataclasses.replace(_LIMITS, views=self.views) if self.views else _LIMITS
-        plan = _guard.plan(scratch, limits, self._netns, per_call=False)
+        plan = _guard.plan(scratch, dataclasses.replace(_LIMITS, views=self.views), self._netns, per_call=False)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         setup = child_setup(plan, (reply_w, None), regrow_locks(), request=request_r, watched=guarded)
