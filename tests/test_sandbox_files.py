@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -116,9 +117,11 @@ class Writers:
 
 
 def test_a_refused_write_that_stops_every_candidate_is_said_in_one_line(
-        tmp_path: Path, make_module: Callable[[str], types.ModuleType]) -> None:
-    outside = tmp_path / "outside" / "report.txt"
-    outside.parent.mkdir()
+        tmp_path: Path, make_module: Callable[[str], types.ModuleType], request: pytest.FixtureRequest) -> None:
+    # Straight into the temporary folder, which holds every scratch folder: no throwaway view is ever made
+    # of it (tests/test_sandbox_views.py), so writes there stay refused wherever the sandbox runs.
+    outside = Path(os.path.realpath(tempfile.gettempdir())) / f"regrow-refused-{os.getpid()}-{tmp_path.name}.txt"
+    request.addfinalizer(lambda: outside.unlink(missing_ok=True))
     module = make_module(REPORT.replace('path="report.txt"', f"path={str(outside)!r}"))
 
     def check(fn: Callable[..., int]) -> None:

@@ -453,8 +453,9 @@ def test_a_hook_switched_off_through_its_cells_still_meets_the_kernel(sandbox: F
                 for value in list(trace.tb_frame.f_locals.values()):
                     for cell in getattr(value, "__closure__", None) or ():
                         with contextlib.suppress(ValueError):  # an empty cell
-                            if type(cell.cell_contents) is tuple and len(cell.cell_contents) == 2:
-                                cell.cell_contents = ("", cell.cell_contents[1])
+                            sealed = cell.cell_contents  # (scratch, report fd, views)
+                            if type(sealed) is tuple and len(sealed) in (2, 3) and type(sealed[0]) is str:
+                                cell.cell_contents = ("", *sealed[1:])
                 trace = trace.tb_next
         try:
             open(target, "w").close()

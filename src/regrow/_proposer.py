@@ -42,6 +42,8 @@ class Request:
     # proposer streams only then. ``None``: whoever made the request listens to the events it gave.
     listening: bool | None = None
     jobs: int | None = None  # workers a proposer may judge candidates in at once (None: every core)
+    # Folders the original writes, whose writes go to a throwaway view in every sandboxed child (Limits.views).
+    views: tuple[str, ...] = ()
 
     @property
     def listened(self) -> bool:

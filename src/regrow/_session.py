@@ -23,6 +23,7 @@ from ._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from ._scrub import Scrubber
 from ._store import Store, cache_key
 from ._target import InstallMode, Target
+from ._writes import probe
 
 log = logging.getLogger("regrow")
 
@@ -93,6 +94,7 @@ class Session:
         rebind: Callable[[types.FunctionType], None] | None = None,
         store: Store | None = None,
         oracle: bool = True,
+        views: Sequence[str] = (),
     ) -> None:
         self.target = target
         self.oracle = oracle  # the user gave checks that say what is right (see regrow._policy)
@@ -114,6 +116,9 @@ class Session:
         self.store = store
         # Every text a candidate produced passes through this before a log, a handler, a prompt or the ledger.
         self.scrub = Scrubber.of(target.func.__globals__)
+        # Folders whose writes go to a throwaway view in every sandboxed call (regrow._writes): these, and
+        # those the original is found to write when the search starts.
+        self.views = tuple(views)
 
     def _emit(self, type: Any, **fields: Any) -> None:
         emit(self.handlers, Event(type, self.target.qualname, **fields))
@@ -145,11 +150,13 @@ class Session:
         seen: set[str] = set()
         reason = "no proposer produced a candidate"
         notes: list[str] = []
+        self.views = probe(self.target, self.checks, self.sandbox, self._limits())
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, (self._relay,),
-                              self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs)
+                              self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs,
+                              views=self.views)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -214,7 +221,7 @@ class Session:
         """Prove ``candidate`` (see :func:`regrow._proof.prove`): rails, sandbox, the host's confirmation."""
         live = self.target.func
         saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
-        limits = Limits(timeout=self.budget.candidate_timeout)
+        limits = self._limits()
         try:
             sandbox = self.engine_sandbox if trusted else self.sandbox
             verdict = prove(self.target, candidate, self.checks, sandbox, limits, trusted=trusted, oracle=self.oracle)
@@ -222,6 +229,9 @@ class Session:
         finally:
             # An interrupted in-process evaluation may not have put the original code back.
             live.__code__, live.__defaults__, live.__kwdefaults__ = saved
+
+    def _limits(self) -> Limits:
+        return Limits(timeout=self.budget.candidate_timeout, views=self.views)
 
     def install(self, fix: Candidate) -> InstallMode:
         fn = self.target.compile(fix.source)

@@ -68,7 +68,8 @@ class Judges:
     def __init__(self, first: Worker, count: int) -> None:
         count = max(1, count) if first.forking else 1
         self.first = first
-        self.workers = [first, *(Worker(first.jobs, fork=True, trusted=first.trusted, fresh=first.fresh)
+        self.workers = [first, *(Worker(first.jobs, fork=True, trusted=first.trusted, fresh=first.fresh,
+                                        views=first.views)
                                  for _ in range(count - 1))]
 
     @property

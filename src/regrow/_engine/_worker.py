@@ -52,7 +52,6 @@ _LIMITS = Limits(memory_bytes=_EXTRA_MEMORY, processes=0)  # the timeout is per 
 _REQUEST_LIMIT = 1 << 30  # requests come from the host
 
 
-
 @dataclasses.dataclass
 class _Call:
     """One job sent to the child, until it is answered."""
@@ -98,8 +97,9 @@ class Worker:
     """
 
     def __init__(self, jobs: Mapping[str, Callable[..., Any]], fork: bool | None = None,
-                 trusted: Collection[str] = (), fresh: bool = False) -> None:
+                 trusted: Collection[str] = (), fresh: bool = False, views: tuple[str, ...] = ()) -> None:
         self.jobs = dict(jobs)
+        self.views = tuple(views)  # folders whose writes go to a throwaway view in the child (Limits.views)
         self.trusted = frozenset(trusted)
         self.fresh = fresh  # a child per call: no call sees the state an earlier one left (order-dependent tests)
         self.forking = hasattr(os, "fork") if fork is None else fork
@@ -353,7 +353,7 @@ class Worker:
 
     def _spawn(self, guarded: bool) -> _Child:
         scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-worker-"))
-        plan = _guard.plan(scratch, _LIMITS, self._netns, per_call=False)
+        plan = _guard.plan(scratch, dataclasses.replace(_LIMITS, views=self.views), self._netns, per_call=False)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         setup = child_setup(plan, (reply_w, None), regrow_locks(), request=request_r, watched=guarded)

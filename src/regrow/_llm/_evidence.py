@@ -180,7 +180,8 @@ def gather(request: Request, timeout: float = 1.0, share: float = 0.25) -> Evide
     end = started + max(request.deadline - started, 0.0) * share
     runs: list[Seen] = []
     try:
-        with Worker({"observe": observe_job(request.target, fine, timeout)}, trusted={"observe"}) as worker:
+        with Worker({"observe": observe_job(request.target, fine, timeout)}, trusted={"observe"},
+                    views=request.views) as worker:
             for index, check in enumerate(fine):
                 if time.monotonic() >= end:
                     break

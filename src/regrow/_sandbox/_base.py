@@ -64,6 +64,9 @@ class Limits:
     of it): where the kernel allows it (Linux, as root) the folder is a private ``tmpfs`` of that size,
     ``noexec``, which exists only in the child's mount namespace and is gone with it; ``None``, or
     without root, the folder is a plain one on the host's disk (bounded per file by ``file_size_bytes``).
+    ``views`` are absolute folders whose writes go to a throwaway view (:mod:`._views`): the call reads
+    the real folder and writes a copy that is gone with it (Linux, as root, with a private scratch; at
+    most four; a folder that gets no view stays refused for writes, as any folder outside scratch).
     """
 
     timeout: float = 2.0
@@ -73,6 +76,7 @@ class Limits:
     processes: int | None = 0
     result_bytes: int = 16 << 20
     scratch_bytes: int | None = 64 << 20
+    views: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._redact import is_secret_variable
-from . import _kernel
+from . import _kernel, _views
 from ._base import Limits
 from ._hook import (
     SUBINTERPRETER_MODULES,
@@ -236,10 +236,15 @@ def harden(plan: Plan, report_fd: int) -> None:
 
 def private_scratch(plan: Plan) -> bool:
     """Make the scratch folder a private, size-limited, ``noexec`` tmpfs (:func:`._kernel.private_scratch`)
-    where ``Limits.scratch_bytes`` asks for one and the kernel allows it. First of the guards: whatever the
-    child makes in scratch must be made in the tmpfs."""
+    where ``Limits.scratch_bytes`` asks for one and the kernel allows it, and mount the throwaway views of
+    ``Limits.views`` (:mod:`._views`). First of the guards: whatever the child makes in scratch must be
+    made in the tmpfs, and Landlock's rules must be on the views, not on the real folders."""
     size = plan.limits.scratch_bytes
-    return size is not None and _kernel.private_scratch(plan.scratch, size)
+    if size is None or not _kernel.private_scratch(plan.scratch, size):
+        return False
+    if plan.limits.views:
+        _views.mount(plan.limits.views, plan.scratch)
+    return True
 
 
 def confine(plan: Plan, scratch_ready: bool = False) -> None:
@@ -262,7 +267,7 @@ def confine(plan: Plan, scratch_ready: bool = False) -> None:
     sys.dont_write_bytecode = True  # importing must not try (and be refused) to write __pycache__
     for signum, handler in plan.signals if plan.signals is not None else signal_resets():
         signal.signal(signum, handler)
-    _kernel.landlock(scratch, allow_exec=_allows_processes(limits))
+    _kernel.landlock(scratch, allow_exec=_allows_processes(limits), views=_views.mounted())
     _kernel.no_new_privs()
     _kernel.drop_capabilities(bounding=_allows_processes(limits))
 
@@ -275,7 +280,7 @@ def watch(plan: Plan, report_fd: int) -> None:
     hook, place = _prebuilt(make_audit_hook, allow_processes)
     # Nothing the candidate can call returns this hook or its place: the place is sealed (the hook reads
     # a tuple of its own from now on) and the cache that handed them out is emptied.
-    seal(place, plan.scratch, report_fd)
+    seal(place, plan.scratch, report_fd, _views.mounted())
     sys.addaudithook(hook)
     _prebuilt.cache_clear()
     del hook, place

@@ -127,11 +127,12 @@ def secret_paths() -> tuple[str, ...]:
 AuditHook = Callable[[str, tuple[Any, ...]], None]
 
 
-def seal(place: list[Any], scratch: str, report_fd: int) -> None:
-    """Point a hook made with ``place`` at ``scratch`` and ``report_fd`` for good, and empty ``place``."""
+def seal(place: list[Any], scratch: str, report_fd: int, views: tuple[str, ...] = ()) -> None:
+    """Point a hook made with ``place`` at ``scratch``, ``report_fd`` and the mounted ``views`` (folders it
+    allows writes beneath, as scratch) for good, and empty ``place``."""
     place[0], place[1] = scratch, report_fd
     if len(place) > 2 and callable(place[2]):
-        place[2]()
+        place[2](tuple(str(view) for view in views))
     place.clear()
 
 
@@ -169,11 +170,12 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
             return "(" + _join(", ", [show(item) for item in value]) + ")"
         return "<object>"  # never call a candidate's __repr__ from inside the hook
 
-    where: Any = place if place is not None else (scratch, report_fd)  # a list until the child seals it
+    # A list until the child seals it; then (scratch, report fd, views), a tuple of the hook's own.
+    where: Any = place if place is not None else (scratch, report_fd, ())
 
-    def sealed() -> None:
+    def sealed(views: tuple[str, ...]) -> None:
         nonlocal where
-        where = (where[0], where[1])  # immutable; the list is no longer read
+        where = (where[0], where[1], views)  # immutable; the list is no longer read
 
     if place is not None:
         place.append(sealed)
@@ -231,7 +233,10 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
 
     def inside(path: str | None) -> bool:
         scratch = where[0]
-        return path is None or path == scratch or _startswith(path, scratch + "/") or path == "/dev/null"
+        if path is None or path == scratch or _startswith(path, scratch + "/") or path == "/dev/null":
+            return True
+        views = where[2] if _len(where) > 2 and _type(where[2]) is _tuple else ()
+        return _any(path == view or _startswith(path, view + "/") for view in views)
 
     def check_open(args: tuple[Any, ...]) -> None:
         path, mode, flags = args[0], args[1], args[2]

@@ -87,7 +87,8 @@ def libc() -> ctypes.CDLL | None:
         handle.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                 ctypes.c_long]
         handle.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        for name in ("prctl", "setns", "unshare", "capset", "mount"):  # here: a child that looks up pays ~0.3 ms
+        # Looked up here: a child that looks a function up pays ~0.3 ms.
+        for name in ("prctl", "setns", "unshare", "capset", "mount"):
             getattr(handle, name)
         _libc_handle = handle
     return _libc_handle
@@ -231,8 +232,9 @@ def private_scratch(scratch: str, size: int) -> bool:
     return handle.mount(b"regrow-scratch", os.fsencode(scratch), b"tmpfs", flags, options) == 0  # type: ignore[no-any-return]
 
 
-def landlock(scratch: str, allow_exec: bool) -> int:
-    """Let the kernel refuse writes outside ``scratch`` (and more, by ABI); the ABI used, 0 if none."""
+def landlock(scratch: str, allow_exec: bool, views: tuple[str, ...] = ()) -> int:
+    """Let the kernel refuse writes outside ``scratch`` and the mounted ``views`` (and more, by ABI); the ABI
+    used, 0 if none. A view is opened here, after it was mounted: the rule is on the view, not the real folder."""
     handle = libc()
     if handle is None:
         return 0
@@ -247,7 +249,8 @@ def landlock(scratch: str, allow_exec: bool) -> int:
     if ruleset < 0:
         return 0
     try:
-        _allow_beneath(handle, ruleset, scratch, fs)
+        for place in (scratch, *views):
+            _allow_beneath(handle, ruleset, place, fs)
         _allow_beneath(handle, ruleset, os.devnull, _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0))
         if handle.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             return 0
