@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from .._secrets import mask
 from ._cleanup import remove_tree
 
 Status = Literal["ok", "error", "timeout", "crashed", "refused"]
@@ -137,6 +138,23 @@ class Outcome:
         if self.detail.startswith(self.status):  # "refused open for writing …", not "refused: refused …"
             return clean(self.detail)
         return clean(f"{self.status}: {self.detail}" if self.detail else self.status)
+
+
+def masked(outcome: Outcome, fn: object = None) -> Outcome:
+    """``outcome`` with every secret the host knows masked in each text the call produced (plain and encoded:
+    :func:`regrow._secrets.mask`), so that ``Outcome.reason()`` and its fields are safe to log or show.
+    ``fn``'s module globals count among the secrets; so do the user's modules loaded in the host."""
+    error, texts = outcome.error, (outcome.detail, outcome.output, *outcome.violations)
+    if not any(texts) and error is None:
+        return outcome
+    namespace = getattr(fn, "__globals__", None)
+    namespace = namespace if type(namespace) is dict else None
+    if error is not None:
+        error = ErrorInfo(mask(error.type, namespace), mask(error.message, namespace),
+                          mask(error.traceback, namespace))
+    return dataclasses.replace(outcome, error=error, detail=mask(outcome.detail, namespace),
+                               output=mask(outcome.output, namespace),
+                               violations=tuple(mask(text, namespace) for text in outcome.violations))
 
 
 @runtime_checkable

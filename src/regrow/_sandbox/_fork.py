@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _guard
 from ._afterfork import fork_armed, regrow_locks
-from ._base import ErrorInfo, Limits, Outcome, Status, clean, scratch_folder
+from ._base import ErrorInfo, Limits, Outcome, Status, clean, masked, scratch_folder
 from ._channel import (
     OUTPUT_TEXT_LIMIT,
     VIOLATION_LIMIT,
@@ -311,7 +311,7 @@ class ForkSandbox:
 
     def call(self, fn: Callable[..., Any], /, *args: Any, limits: Limits | None = None) -> Outcome:
         if self._server is None:
-            return self._forker.call((lambda: fn(*args)) if args else fn, limits or self.limits)
+            return masked(self._forker.call((lambda: fn(*args)) if args else fn, limits or self.limits), fn)
         ref = importable(fn, "the fork server")
         return ref if isinstance(ref, Outcome) else self.call_ref(ref, *args, limits=limits)
 
@@ -323,14 +323,14 @@ class ForkSandbox:
             return refused
         if self._server is not None:
             try:
-                return self._server.call(ref, list(args), limits)
+                return masked(self._server.call(ref, list(args), limits))
             except Exception as exc:  # MemoryError included: nothing escapes call
                 return Outcome("crashed", detail=clean(f"the fork server failed: {type(exc).__name__}: {exc}"))
         try:
             fn = resolve_ref(ref)
         except Exception as exc:
             return Outcome("error", error=ErrorInfo.from_exception(exc), detail=f"cannot resolve {ref}")
-        return self._forker.call(lambda: fn(*args), limits)
+        return masked(self._forker.call(lambda: fn(*args), limits), fn)
 
     def close(self) -> None:
         if self._server is not None:
