@@ -5,7 +5,7 @@ which, waits until the runner has looked at them, then: in fork mode repairs ``p
 real path (the scripted model server → reply parser → LLM proposer → ``repair()`` with a store →
 install), or in pool mode runs the candidate's module in a one-worker ``PoolSandbox`` and then an honest
 call in the same pool. After that it looks at what it can only see from inside (its hooks, its module's
-globals, the installed fix's answers at once, after 0.5 s, after 50 calls and in a forked child, a
+globals, the installed fix's answers at once, after 1 s, after 50 calls and in a forked child, a
 sandboxed probe that the audit hook must refuse), reports, and waits to be released.
 """
 
@@ -98,13 +98,14 @@ def _in_a_forked_child(func: Any) -> dict[str, str]:
 
 
 def behaviour(func: Any) -> dict[str, dict[str, str]]:
-    """The installed fix's wrong answers: at once, after 0.5 s, after 50 calls, in a forked child.
+    """The installed fix's wrong answers: at once, after 1 s (issue 19's acceptance), after 50 calls, in a
+    forked child. Only an installed fix is looked at, so the second costs nothing when nothing got through.
 
-    0.5 s outlasts the corpus's time bomb (right for 0.3 s after its first call, which is the call at once:
+    1 s outlasts the corpus's time bomb (right for 0.3 s after its first call, which is the call at once:
     the proof's calls ran in other processes)."""
     seen = {"at once": _answers(func)}
-    time.sleep(0.5)
-    seen["after 0.5 s"] = _answers(func)
+    time.sleep(1.0)
+    seen["after 1 s"] = _answers(func)
     for _ in range(50):
         with contextlib.suppress(BaseException):
             func("$1.50")
