@@ -313,3 +313,103 @@ def test_a_thread_a_call_left_for_later_does_not_act_in_the_next(pool: PoolSandb
         outcome = pool.call(slow_honest, "mine", 0.5)
         assert (outcome.status, outcome.value) == ("ok", "mine"), outcome
     assert pool.call(read_state).value == "clean"
+
+
+# -- the worker stays, its calls' processes do not ------------------------------------------------------
+
+
+def fork_a_lock_holder(path: str) -> int:
+    """Start a process that takes an flock on ``path`` and sleeps for a minute; its pid."""
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(path, os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(ready_w, b"1")
+        time.sleep(60)
+        os._exit(0)
+    os.read(ready_r, 1)
+    return pid
+
+
+def hold_a_lock_and_hang(path: str) -> None:
+    fork_a_lock_holder(path)  # a grandchild of the worker: no die-with-parent of its own
+    time.sleep(60)
+
+
+def spin() -> None:
+    while True:
+        pass
+
+
+def session_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return int(stat.read().rsplit(b")", 1)[1].split()[3])
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (one whose parent died waits for pid 1 to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def others_in_session(sid: int) -> list[int]:
+    """The running processes of session ``sid`` other than its leader (the worker): what its calls left."""
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if int(name) != sid and session_of(int(name)) == sid and running(int(name)):
+                found.append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def test_processes_a_call_started_are_gone_when_it_returns(user_file: Path) -> None:
+    with PoolSandbox(workers=1, limits=Limits(timeout=30.0, processes=4)) as box:
+        worker = box.call_ref("os:getppid").value
+        started = box.call(fork_a_lock_holder, str(user_file))
+        assert started.ok, started
+        with open(user_file, "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert not running(started.value)
+        assert others_in_session(worker) == []
+        assert box.call_ref("os:getppid").value == worker  # the same worker serves on
+
+
+def test_the_worker_outlives_a_call_that_overran_or_crashed() -> None:
+    with PoolSandbox(workers=1, limits=Limits(timeout=30.0)) as box:
+        worker = box.call_ref("os:getppid").value
+        assert box.call_ref("time:sleep", 60, limits=Limits(timeout=0.5)).status == "timeout"
+        crashed = box.call_ref("os:_exit", 9)
+        assert crashed.status == "crashed" and "exited with status 9" in crashed.detail
+        assert box.call_ref("os:getppid").value == worker
+        assert others_in_session(worker) == []
+
+
+def test_a_call_gets_its_own_cpu_limit() -> None:
+    with PoolSandbox(workers=1, limits=Limits(timeout=60.0, cpu_seconds=1)) as box:
+        outcome = box.call(spin)
+    assert outcome.status == "timeout" and "CPU" in outcome.detail, outcome
+
+
+def test_a_worker_that_stops_answering_is_killed_with_all_its_call_started(user_file: Path) -> None:
+    limits = Limits(timeout=1.0, processes=4)
+    with PoolSandbox(workers=1, limits=limits) as box:
+        worker = box.call_ref("os:getppid").value
+        outcomes: list[Any] = []
+        caller = threading.Thread(target=lambda: outcomes.append(box.call(hold_a_lock_and_hang, str(user_file))))
+        caller.start()
+        deadline = time.monotonic() + 30
+        while len(children := others_in_session(worker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(worker, signal.SIGSTOP)  # the worker can no longer end the call itself: the host must
+        caller.join(60)
+        assert outcomes and outcomes[0].status == "timeout", outcomes
+        assert len(children) == 2 and not any(running(pid) for pid in children)
+        with open(user_file, "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert box.call_ref("os:getppid").value not in (None, worker)  # a new worker
