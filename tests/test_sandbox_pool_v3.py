@@ -337,6 +337,19 @@ def hold_a_lock_and_hang(path: str) -> None:
     time.sleep(60)
 
 
+def open_the_workers_fds() -> list[str]:
+    """What this call could open of its worker's fds through /proc: the worker's pipes to the host among them."""
+    opened = []
+    worker = os.getppid()
+    for name in os.listdir(f"/proc/{worker}/fd"):
+        try:
+            os.close(os.open(f"/proc/{worker}/fd/{name}", os.O_RDONLY | os.O_NONBLOCK))
+            opened.append(name)
+        except OSError:
+            continue
+    return opened
+
+
 def spin() -> None:
     while True:
         pass
@@ -413,3 +426,8 @@ def test_a_worker_that_stops_answering_is_killed_with_all_its_call_started(user_
         with open(user_file, "rb") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert box.call_ref("os:getppid").value not in (None, worker)  # a new worker
+
+
+def test_a_call_cannot_open_its_workers_pipes_through_proc(pool: PoolSandbox) -> None:
+    outcome = pool.call(open_the_workers_fds)
+    assert (outcome.status, outcome.value) == ("ok", []), outcome

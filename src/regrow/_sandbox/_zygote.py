@@ -37,7 +37,7 @@ from ._child import close_all_but, flush_stdio, run_job
 from ._fork import kill_group, wait
 
 DONE_ROOM = 4096  # of a call's decode budget, kept for the worker's own done frame
-_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _REAP_GRACE = 1.0  # seconds the processes a call started (all sent SIGKILL) may take to be gone
 _RESULT_PREFIX = b'{"status":'  # how run_job's result frame begins: the child's last act before it exits
 
@@ -69,13 +69,18 @@ def _frames(fd: int, reader: FrameReader) -> Any:
 
 def _warm(limits: Limits) -> None:
     """Make once here what each child would otherwise make for itself: the filter's program and the
-    audit hook (a child pays for every page it touches), and become the reaper of what calls start."""
+    audit hook (a child pays for every page it touches). Become the reaper of what calls start, and
+    out of their reach."""
     allow_processes = limits.processes is None or limits.processes > 0
     _seccomp.build(allow_processes)
     _guard._prebuilt(_hook.make_audit_hook, allow_processes)
     handle = _kernel.libc()
-    if handle is not None:  # orphans of a call come back to this worker, which reaps them before it answers
-        handle.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if handle is None:
+        return
+    handle.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a call come back here, to be reaped
+    # Not dumpable: /proc/<worker>/fd, mem, environ need CAP_SYS_PTRACE, which no call has. Without it a call
+    # with the worker's (dropped) capabilities could open the worker's pipes there and forge requests or answers.
+    handle.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     gc.collect()
     gc.freeze()  # a child's collections leave this heap alone: each page they touched would be copied
 
