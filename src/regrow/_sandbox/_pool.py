@@ -31,7 +31,7 @@ from . import _guard
 from ._base import Limits, Outcome, clean, scratch_folder
 from ._channel import ChannelError, Collector, encode, write_frame
 from ._fork import OUTPUT_LIMIT, assemble, importable, unplain
-from ._zygote import worker_main
+from ._zygote import DONE_ROOM, worker_main
 
 __all__ = ["PoolSandbox", "guard_key", "worker_main"]
 
@@ -97,7 +97,8 @@ class _Worker:
                 return failure, False
         if self.stale():  # the pool does not hand out such a worker; this is the last line
             return Outcome("crashed", detail="the worker wrote between calls"), False
-        self._collector.reset(limits.result_bytes)  # this call's frame limit, and a fresh decode budget
+        # this call's frame limit (the worker's done frame fits whatever it is), and a fresh decode budget
+        self._collector.reset(max(limits.result_bytes, DONE_ROOM))
         self.calls += 1
         request = {"id": call_id, "ref": ref, "args": args, "result_bytes": limits.result_bytes,
                    "timeout": limits.timeout, "cpu_seconds": limits.cpu_seconds}

@@ -75,14 +75,13 @@ def _warm(limits: Limits) -> None:
     _seccomp.build(allow_processes)
     _guard._prebuilt(_hook.make_audit_hook, allow_processes)
     handle = _kernel.libc()
-    if handle is None:
-        return
-    handle.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a call come back here, to be reaped
-    # Not dumpable: /proc/<worker>/fd, mem, environ need CAP_SYS_PTRACE, which no call has. Without it a call
-    # with the worker's (dropped) capabilities could open the worker's pipes there and forge requests or answers.
-    handle.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if handle is not None:
+        handle.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a call come back here, to be reaped
+        # Not dumpable: /proc/<worker>/fd, mem, environ need CAP_SYS_PTRACE, which no call has. Without it a call
+        # with the worker's (dropped) capabilities could open the worker's pipes there and forge requests or answers.
+        handle.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     gc.collect()
-    gc.freeze()  # a child's collections leave this heap alone: each page they touched would be copied
+    gc.freeze()  # as CPython advises before forking: a full collection in a child leaves this heap's pages alone
 
 
 # -- one call -----------------------------------------------------------------------------------
