@@ -199,20 +199,33 @@ def _answered(collector: Collector, call_id: int) -> bool:
     return len(collector.frames) == 1 + promised
 
 
-def kill_session(sid: int) -> None:
-    """SIGKILL to every process of session ``sid`` (Linux: read from /proc; elsewhere nothing to find)."""
+def kill_session(sid: int, grace: float = 1.0) -> None:
+    """SIGKILL to every process of session ``sid`` until none is left but zombies (which hold no files or
+    locks any more), for at most ``grace`` seconds (Linux: read from /proc; elsewhere nothing to find)."""
+    deadline = time.monotonic() + grace
+    while (members := _session_members(sid)) and time.monotonic() < deadline:
+        for pid in members:
+            with contextlib.suppress(OSError):  # gone meanwhile
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.001)
+
+
+def _session_members(sid: int) -> list[int]:
+    """The processes of session ``sid`` that are not zombies."""
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
-        return
+        return []
+    members = []
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()  # fields[0] is the state, [3] the session
-            if int(fields[3]) == sid:
-                os.kill(pid, signal.SIGKILL)
+            if int(fields[3]) == sid and fields[0] not in (b"Z", b"X"):
+                members.append(pid)
         except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
             continue
+    return members
 
 
 class PoolSandbox:
