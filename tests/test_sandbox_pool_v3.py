@@ -33,7 +33,6 @@ LIMITS = Limits(timeout=30.0, memory_bytes=512 << 20)
 STATE = {"mode": "clean"}
 _KEPT: list[Any] = []  # what a hostile call keeps alive in its process after it returns
 _F_SETLEASE = 1024  # fcntl.F_SETLEASE (Linux; not exported on 3.10)
-_F_OFD_SETLK = 37
 
 
 @pytest.fixture
@@ -45,25 +44,17 @@ def pool() -> Iterator[PoolSandbox]:
 # -- what hostile calls do inside the pool ----------------------------------------------------------
 
 
-def take_flock(path: str) -> str:
+def take_lock(path: str, kind: str) -> str:
+    """Take an flock, a POSIX read lock or a read lease on ``path``, and keep it: the fd stays open."""
     fd = os.open(path, os.O_RDONLY)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    if kind == "flock":
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    elif kind == "posix":
+        fcntl.lockf(fd, fcntl.LOCK_SH)  # a read lock: enough to keep any writer's lock out
+    else:
+        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)  # a writer's open now waits for the lease to break (45 s)
     _KEPT.append(fd)
-    return "locked"
-
-
-def take_posix_lock(path: str) -> str:
-    fd = os.open(path, os.O_RDONLY)
-    fcntl.lockf(fd, fcntl.LOCK_SH)  # a read lock: enough to keep any writer's lock out
-    _KEPT.append(fd)
-    return "locked"
-
-
-def take_lease(path: str) -> str:
-    fd = os.open(path, os.O_RDONLY)
-    fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)  # a writer's open now waits for the lease to break (45 s)
-    _KEPT.append(fd)
-    return "leased"
+    return kind
 
 
 def keep_open(path: str) -> str:
@@ -245,22 +236,18 @@ def user_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_flock_taken_by_a_call_is_released_when_it_returns(pool: PoolSandbox, user_file: Path) -> None:
-    assert pool.call(take_flock, str(user_file)).value == "locked"
-    with open(user_file, "rb") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError if the worker still holds it
-
-
-def test_a_posix_lock_taken_by_a_call_is_released_when_it_returns(pool: PoolSandbox, user_file: Path) -> None:
-    assert pool.call(take_posix_lock, str(user_file)).value == "locked"
-    with open(user_file, "r+b") as handle:
-        fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def test_a_lease_taken_by_a_call_is_gone_when_it_returns(pool: PoolSandbox, user_file: Path) -> None:
-    assert pool.call(take_lease, str(user_file)).value == "leased"
-    fd = os.open(user_file, os.O_WRONLY | os.O_NONBLOCK)  # with a lease held: BlockingIOError at once
-    os.close(fd)
+@pytest.mark.parametrize("kind", ["flock", "posix", "lease"])
+def test_a_lock_or_lease_a_call_took_is_gone_when_it_returns(pool: PoolSandbox, user_file: Path, kind: str) -> None:
+    assert pool.call(take_lock, str(user_file), kind).value == kind
+    # each fails at once (BlockingIOError) while the lock or lease is held by anyone
+    if kind == "flock":
+        with open(user_file, "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    elif kind == "posix":
+        with open(user_file, "r+b") as handle:
+            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    else:
+        os.close(os.open(user_file, os.O_WRONLY | os.O_NONBLOCK))
 
 
 def test_no_process_keeps_a_file_a_call_opened(pool: PoolSandbox, user_file: Path) -> None:
@@ -360,6 +347,11 @@ def session_of(pid: int) -> int:
         return int(stat.read().rsplit(b")", 1)[1].split()[3])
 
 
+def parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return int(stat.read().rsplit(b")", 1)[1].split()[1])
+
+
 def running(pid: int) -> bool:
     """Whether ``pid`` exists and is not a zombie (one whose parent died waits for pid 1 to reap it)."""
     try:
@@ -419,6 +411,7 @@ def test_a_worker_that_stops_answering_is_killed_with_all_its_call_started(user_
         deadline = time.monotonic() + 30
         while len(children := others_in_session(worker)) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert parent_of(worker) == os.getpid()  # the pool's worker, not this process: stop it, nothing else
         os.kill(worker, signal.SIGSTOP)  # the worker can no longer end the call itself: the host must
         caller.join(60)
         assert outcomes and outcomes[0].status == "timeout", outcomes
