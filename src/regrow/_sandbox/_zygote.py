@@ -40,6 +40,7 @@ DONE_ROOM = 4096  # of a call's decode budget, kept for the worker's own done fr
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _REAP_GRACE = 1.0  # seconds the processes a call started (all sent SIGKILL) may take to be gone
 _RESULT_PREFIX = b'{"status":'  # how run_job's result frame begins: the child's last act before it exits
+_DECODE_LIMIT = 1 << 20  # bytes of a frame without that beginning the worker decodes to see whether it is the result
 
 
 def worker_main(request_fd: int, result_fd: int) -> None:
@@ -150,8 +151,22 @@ def _collect(fd: int, limit: int, deadline: float) -> tuple[list[bytes], bool, b
         except ChannelError as exc:  # oversized, or more than the call may decode: the host is not asked to
             return bodies, False, False, str(exc)
         bodies += fresh
-        if any(body.startswith(_RESULT_PREFIX) for body in fresh):  # a forged one only ends its own call sooner
+        if any(map(_is_result, fresh)):  # a forged one only ends its own call sooner
             return bodies, False, False, ""
+
+
+def _is_result(body: bytes) -> bool:
+    """Whether a frame is run_job's result, the child's last act: by its usual beginning, else decoded if it is
+    small. Waiting for the end of the pipe instead would wait for whatever the call started and left holding it."""
+    if body.startswith(_RESULT_PREFIX):
+        return True
+    if len(body) > _DECODE_LIMIT:
+        return False
+    try:
+        frame = decode(body)
+    except ChannelError:
+        return False
+    return type(frame) is dict and frame.get("kind") == "result"
 
 
 def _end(pid: int, ended: bool) -> int:
