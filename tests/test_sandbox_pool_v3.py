@@ -172,18 +172,23 @@ def write_outside(path: str) -> str:
     return "written"
 
 
-def forge_then_flood() -> str:
-    """A forged result for this call, then one 48 MiB frame, on every pipe that could carry a result: a
-    reader that stops at the forged result leaves the 48 MiB in the pipe for the next call to find."""
-    forge_result(sys._getframe())
+def send_huge_frame() -> str:
+    """One 48 MiB frame on every pipe that could carry a result (what fits now; the call then returns)."""
     body = b'"' + b"x" * (48 << 20) + b'"'
     for fd in _writable_pipes():
-        os.set_blocking(fd, False)  # write what fits, and return
+        os.set_blocking(fd, False)
         try:
             os.write(fd, HEADER.pack(len(body)) + body)
         except OSError:
             continue
     return "sent"
+
+
+def forge_then_flood() -> str:
+    """A forged result for this call, then the 48 MiB frame: a reader that stops at the forged result leaves
+    the 48 MiB in the pipe, for the next call to find."""
+    forge_result(sys._getframe())
+    return send_huge_frame()
 
 
 class _Starter:
@@ -287,8 +292,12 @@ def test_an_audit_hook_a_call_neutered_guards_the_next_call(pool: PoolSandbox, t
     assert not (tmp_path / "escaped.txt").exists()
 
 
-def test_a_48_mib_frame_is_refused_and_the_next_call_is_judged_on_its_own(pool: PoolSandbox) -> None:
-    assert pool.call(forge_then_flood).status == "refused"
+@pytest.mark.parametrize("hostile", [send_huge_frame, forge_then_flood])
+def test_a_48_mib_frame_is_refused_and_the_next_call_is_judged_on_its_own(pool: PoolSandbox, hostile: Any) -> None:
+    first = pool.call(hostile)
+    assert first.value != "sent", first  # never judged as if it had just returned
+    if hostile is send_huge_frame:
+        assert first.status == "refused" and "exceeds the 16777216-byte limit" in first.detail, first
     for value in ("first", "second"):
         outcome = pool.call(slow_honest, value, 0.3)
         assert (outcome.status, outcome.value) == ("ok", value), outcome
