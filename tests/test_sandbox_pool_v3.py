@@ -16,6 +16,7 @@ import operator
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -346,6 +347,18 @@ def open_the_workers_fds() -> list[str]:
     return opened
 
 
+def build_deep_tree(levels: int) -> str:
+    """A chain of ``levels`` nested folders in scratch (made through dir fds: no path grows long)."""
+    fd = os.open(".", os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    return "built"
+
+
 def spin() -> None:
     while True:
         pass
@@ -433,3 +446,12 @@ def test_a_worker_that_stops_answering_is_killed_with_all_its_call_started(user_
 def test_a_call_cannot_open_its_workers_pipes_through_proc(pool: PoolSandbox) -> None:
     outcome = pool.call(open_the_workers_fds)
     assert (outcome.status, outcome.value) == ("ok", []), outcome
+
+
+def test_a_deep_folder_tree_a_call_left_in_scratch_is_gone_for_the_next() -> None:
+    with PoolSandbox(workers=1, limits=LIMITS) as box:
+        worker, scratch = box.call_ref("os:getppid").value, box.call_ref("os:getcwd").value
+        assert box.call(build_deep_tree, 1100).value == "built"  # deeper than shutil.rmtree's recursion reaches
+        assert box.call_ref("os:listdir", ".").value == []
+        assert box.call_ref("os:getppid").value == worker
+    assert scratch.startswith(tempfile.gettempdir()) and not os.path.exists(scratch)

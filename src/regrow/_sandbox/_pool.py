@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import itertools
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from . import _guard
 from ._base import Limits, Outcome, clean, scratch_folder
 from ._channel import ChannelError, Collector, encode, write_frame
 from ._fork import OUTPUT_LIMIT, assemble, importable, unplain
-from ._zygote import DONE_ROOM, worker_main
+from ._zygote import DONE_ROOM, empty_folder, worker_main
 
 __all__ = ["PoolSandbox", "guard_key", "worker_main"]
 
@@ -163,7 +162,9 @@ class _Worker:
         self._request_w = -1
         if self.process.stdout is not None:
             self.process.stdout.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        empty_folder(self.scratch)  # whatever a call left there: shutil.rmtree fails on a deep enough tree
+        with contextlib.suppress(OSError):
+            os.rmdir(self.scratch)
 
     def stop(self) -> None:
         self.close()

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import math
 import os
 import resource
 import select
-import shutil
 import sys
 import time
 from typing import Any, NoReturn
@@ -196,16 +196,51 @@ def _reap_orphans() -> bool:
 
 
 def _empty(scratch: str) -> bool:
-    """Leave the scratch folder empty for the next call (cheap when the call wrote nothing); False if it is not."""
+    """Leave the scratch folder empty for the next call (one ``scandir`` when the call wrote nothing); False if
+    it is not."""
     with os.scandir(scratch) as entries:
-        found = list(entries)
-    for entry in found:
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-    if not found:
-        return True
-    with os.scandir(scratch) as entries:
-        return next(entries, None) is None
+        if next(entries, None) is None:
+            return True
+    return empty_folder(scratch)
+
+
+def empty_folder(path: str, passes: int = 1 << 20) -> bool:
+    """Remove everything inside ``path``, whatever the tree's shape: no recursion and two fds at a time.
+
+    Each pass removes the files and empty folders at the top and moves what the folders there hold up to
+    the top, so a chain of 10,000 nested folders takes 10,000 short passes, where a recursive removal
+    (``shutil.rmtree``) runs out of stack. Whether ``path`` is empty at the end.
+    """
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    moved = itertools.count()
+    try:
+        for _ in range(passes):
+            names = os.listdir(top)
+            if not names:
+                return True
+            for name in names:
+                with contextlib.suppress(OSError):  # gone meanwhile, or cannot be: the last pass tells
+                    _peel(top, name, moved)
+        return not os.listdir(top)
+    finally:
+        os.close(top)
+
+
+def _peel(top: int, name: str, moved: Any) -> None:
+    """Remove ``name`` from the folder ``top`` if it is a file or an empty folder, else move its entries up."""
+    try:
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=top)
+    except OSError:  # not a folder (a file, a link, a fifo: never opened as one): a name to unlink
+        os.unlink(name, dir_fd=top)
+        return
+    try:
+        entries = os.listdir(inner)
+        for entry in entries:
+            os.rename(entry, f".regrow-peeled-{next(moved)}", src_dir_fd=inner, dst_dir_fd=top)
+    finally:
+        os.close(inner)
+    if not entries:
+        os.rmdir(name, dir_fd=top)
