@@ -95,7 +95,7 @@ class _Worker:
             if failure is not None:
                 return failure, False
         if self.stale():  # the pool does not hand out such a worker; this is the last line
-            return Outcome("crashed", detail="the worker wrote between calls"), False
+            return Outcome("crashed", detail="the worker died or wrote between calls"), False
         # this call's frame limit (the worker's done frame fits whatever it is), and a fresh decode budget
         self._collector.reset(max(limits.result_bytes, DONE_ROOM))
         self.calls += 1
