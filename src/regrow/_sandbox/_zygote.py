@@ -150,23 +150,28 @@ def _collect(fd: int, limit: int, deadline: float) -> tuple[list[bytes], bool, b
             fresh = reader.feed(data)
         except ChannelError as exc:  # oversized, or more than the call may decode: the host is not asked to
             return bodies, False, False, str(exc)
-        bodies += fresh
-        if any(map(_is_result, fresh)):  # a forged one only ends its own call sooner
-            return bodies, False, False, ""
+        for body in fresh:
+            kind = _kind_of(body)
+            if kind is None:  # refused here, so the host's reader never meets it (and the worker serves on)
+                return bodies, False, False, "a frame that is not JSON"
+            bodies.append(body)
+            if kind == "result":  # a forged one only ends its own call sooner
+                return bodies, False, False, ""
 
 
-def _is_result(body: bytes) -> bool:
-    """Whether a frame is run_job's result, the child's last act: by its usual beginning, else decoded if it is
-    small. Waiting for the end of the pipe instead would wait for whatever the call started and left holding it."""
+def _kind_of(body: bytes) -> str | None:
+    """"result" for run_job's result, the child's last act (known by its usual beginning, else decoded if the frame
+    is small: waiting for the end of the pipe would wait for whatever the call started and left holding it);
+    None for a small frame that is not JSON; "other" for the rest."""
     if body.startswith(_RESULT_PREFIX):
-        return True
+        return "result"
     if len(body) > _DECODE_LIMIT:
-        return False
+        return "other"
     try:
         frame = decode(body)
     except ChannelError:
-        return False
-    return type(frame) is dict and frame.get("kind") == "result"
+        return None
+    return "result" if type(frame) is dict and frame.get("kind") == "result" else "other"
 
 
 def _end(pid: int, ended: bool) -> int:
