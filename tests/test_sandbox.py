@@ -364,8 +364,8 @@ def test_pool_replaces_a_worker_that_overran() -> None:
 @needs_fork
 def test_pool_recycles_workers_after_max_calls() -> None:
     with PoolSandbox(workers=1, limits=LIMITS, max_calls=2) as box:
-        pids = [box.call_ref("os:getpid").value for _ in range(4)]
-    assert pids[0] == pids[1] and pids[2] == pids[3] and pids[0] != pids[2]
+        workers = [box.call_ref("os:getppid").value for _ in range(4)]  # each call runs in a child of its worker
+    assert workers[0] == workers[1] and workers[2] == workers[3] and workers[0] != workers[2]
 
 
 @needs_fork

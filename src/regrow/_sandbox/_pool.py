@@ -1,14 +1,15 @@
 """The pool sandbox: warm worker processes, for the CLI, the pytest plugin and benchmarks.
 
-Each worker is a fresh interpreter (``python -I``) that guards itself once at start (the same
-guard as the fork sandbox, minus the CPU limit, which would add up over the worker's life) and
-then runs calls one after another. Closures cannot cross a spawn boundary, so a job is named by
-reference (``"package.module:qualname"``) and its arguments are plain data. Results come back on
-the same framed channel as in the fork sandbox. A worker that crashes, overruns its time limit
-or leaves threads behind is killed and replaced.
-
-Calls in one worker run back to back in the same interpreter: module state a call changes is
-still changed for the next call in that worker (``max_calls`` bounds how long that can go on).
+Each worker is a fresh interpreter (``python -I``) that confines itself once and then serves as a
+zygote (:mod:`._zygote`): for each call it forks a child that puts on the per-call guard (the
+seccomp filter, the audit hook, a CPU limit), runs the call and exits. The worker itself never runs
+a call, so nothing a call leaves behind (locks, leases, timers, threads, fds, patched functions,
+module state) reaches the next one. Closures cannot cross a spawn boundary, so a job is named by
+reference (``"package.module:qualname"``) and its arguments are plain data; it is imported in the
+call's child. The worker answers each call with a ``done`` frame followed by the child's frames,
+which the host checks as the fork sandbox checks a child's. A worker that breaks that protocol,
+dies, outlives the call's time limit by more than a grace, or cannot clean up after a call is
+killed with everything in its session and replaced.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import contextlib
 import dataclasses
 import itertools
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,22 +28,17 @@ from typing import Any
 
 from . import _guard
 from ._base import Limits, Outcome, clean, scratch_folder
-from ._channel import (
-    ChannelError,
-    Collector,
-    FrameReader,
-    decode,
-    encode,
-    resolve_ref,
-    write_frame,
-)
-from ._child import resume, run_job
+from ._channel import ChannelError, Collector, encode, write_frame
 from ._fork import OUTPUT_LIMIT, assemble, importable, unplain
+from ._zygote import DONE_ROOM, empty_folder, worker_main
+
+__all__ = ["PoolSandbox", "guard_key", "worker_main"]
 
 _STARTUP_TIMEOUT = 30.0  # seconds a new worker has to import regrow and guard itself
+_GRACE = 5.0  # seconds a worker may take beyond the call's time limit to end the call and answer
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from regrow._sandbox._pool import worker_main; worker_main(int(sys.argv[2]), int(sys.argv[3]))"
+    "from regrow._sandbox._zygote import worker_main; worker_main(int(sys.argv[2]), int(sys.argv[3]))"
 )
 _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -52,55 +47,6 @@ GuardKey = tuple[int | None, int | None, int | None]  # the limits a worker fixe
 
 def guard_key(limits: Limits) -> GuardKey:
     return (limits.memory_bytes, limits.file_size_bytes, limits.processes)
-
-
-# -- inside a worker --------------------------------------------------------------------------
-
-
-def worker_main(request_fd: int, result_fd: int) -> None:
-    """A worker's life: read its setup, guard itself, then serve calls until the host closes the pipe."""
-    reader = FrameReader(1 << 30)
-    requests = _frames(request_fd, reader)
-    setup = next(requests)
-    sys.path[:] = setup["sys_path"]
-    limits = Limits(**setup["limits"])
-    plan = _guard.Plan(setup["scratch"], limits, setup["netns_fd"], _guard.mapped_bytes(), _guard.secret_names(), False)
-    try:
-        _guard.harden(plan, result_fd)
-        if plan.netns_fd is not None:
-            os.close(plan.netns_fd)
-    except BaseException as exc:
-        write_frame(result_fd, encode({"kind": "setup", "reason": f"{type(exc).__name__}: {exc}"}, 1 << 16))
-        os._exit(70)
-    write_frame(result_fd, encode({"kind": "ready"}, 64))
-    for request in requests:
-        write_frame(result_fd, _serve(request, plan.scratch))
-        resume()  # the result is out: signals and the collector are back for the next call
-        _empty(plan.scratch)
-
-
-def _frames(fd: int, reader: FrameReader) -> Any:
-    while data := os.read(fd, 1 << 16):
-        yield from (decode(body) for body in reader.feed(data))
-
-
-def _serve(request: dict[str, Any], scratch: str) -> bytes:
-    limit, call_id, ref, args = request["result_bytes"], request["id"], request["ref"], request["args"]
-
-    def job() -> Any:
-        return resolve_ref(ref)(*args)
-
-    return run_job(job, limit, id=call_id)
-
-
-def _empty(scratch: str) -> None:
-    """Leave the scratch directory empty for the next call (cheap when the call wrote nothing)."""
-    with os.scandir(scratch) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
 
 
 # -- in the host ------------------------------------------------------------------------------
@@ -138,31 +84,38 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def stale(self) -> bool:
+        """Whether the worker died or wrote between calls (it writes only to answer one): not to be used."""
+        return not self.alive() or (self._ready and self._collector.readable())
+
     def run(self, call_id: int, ref: str, args: list[Any], limits: Limits) -> tuple[Outcome, bool]:
         """The call's outcome and whether the worker is still fit to serve the next one."""
         if not self._ready:
             failure = self._await_ready()
             if failure is not None:
                 return failure, False
-        if self._collector.readable():  # it wrote between calls: a thread of an earlier call lives on
-            return Outcome("crashed", detail="the worker was busy with an earlier call's leftovers"), False
-        self._collector.reset(limits.result_bytes)  # this call's frame limit, and a fresh decode budget
+        if self.stale():  # the pool does not hand out such a worker; this is the last line
+            return Outcome("crashed", detail="the worker died or wrote between calls"), False
+        # this call's frame limit (the worker's done frame fits whatever it is), and a fresh decode budget
+        self._collector.reset(max(limits.result_bytes, DONE_ROOM))
         self.calls += 1
-        request = {"id": call_id, "ref": ref, "args": args, "result_bytes": limits.result_bytes}
+        request = {"id": call_id, "ref": ref, "args": args, "result_bytes": limits.result_bytes,
+                   "timeout": limits.timeout, "cpu_seconds": limits.cpu_seconds}
         started = time.monotonic()
         try:
             write_frame(self._request_w, encode(request, 1 << 30))
-            done = self._collector.run(
-                started + limits.timeout, lambda c: _result(c, call_id) is not None or not c.result_open
+            answered = self._collector.run(
+                started + limits.timeout + _GRACE, lambda c: _answered(c, call_id) or not c.result_open
             )
+            if not answered or not _answered(self._collector, call_id):  # it overran its grace, or it died
+                return self._ended(limits, started, timed_out=not answered), False
         except (OSError, ChannelError, MemoryError) as exc:
             return self._ended(limits, started, broken=str(exc) or type(exc).__name__), False
-        result = _result(self._collector, call_id)
-        if result is None:
-            return self._ended(limits, started, timed_out=not done), False
-        self._collector.drain_output()
-        outcome = assemble(self._collector.frames, 0, limits, False, "", self._collector.output(), started)
-        return outcome, not result.get("leftovers")
+        done, *frames = self._collector.frames
+        self._collector.drain_output()  # the child wrote its output before it exited, and the worker answers after
+        output = self._collector.output()
+        outcome = assemble(frames, done["status"], limits, done["timed_out"], done["broken"], output, started)
+        return outcome, done["clean"]
 
     def _await_ready(self) -> Outcome | None:
         deadline = time.monotonic() + _STARTUP_TIMEOUT
@@ -178,10 +131,11 @@ class _Worker:
         return None
 
     def _ended(self, limits: Limits, started: float, timed_out: bool = False, broken: str = "") -> Outcome:
-        """Kill the worker and say how the call ended: it ran over, died, or broke the channel."""
+        """Kill the worker and say how the call ended: it ran over, died, or broke the channel. What the worker
+        sent for this call is not read: without its done frame nothing says which of it is the child's."""
         status = self._terminate()
         self._collector.drain_output()
-        outcome = assemble(self._collector.frames, status, limits, timed_out, broken, self._collector.output(), started)
+        outcome = assemble([], status, limits, timed_out, broken, self._collector.output(), started)
         self.close()
         return outcome
 
@@ -190,9 +144,11 @@ class _Worker:
         self.close()
 
     def _terminate(self) -> int:
-        """End the worker's whole process group; its wait status."""
+        """End the worker and everything in its session (a call's child has a process group of its own in
+        it, and nothing under the filter can leave it); the worker's wait status."""
         with contextlib.suppress(OSError):  # already gone
             os.killpg(self.process.pid, signal.SIGKILL)
+        kill_session(self.process.pid)  # before the worker is reaped: until then its session id is not reused
         code = self.process.wait()
         return -code if code < 0 else code << 8  # back to a raw wait status, as describe_exit reads it
 
@@ -206,7 +162,9 @@ class _Worker:
         self._request_w = -1
         if self.process.stdout is not None:
             self.process.stdout.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        empty_folder(self.scratch)  # whatever a call left there: shutil.rmtree fails on a deep enough tree
+        with contextlib.suppress(OSError):
+            os.rmdir(self.scratch)
 
     def stop(self) -> None:
         self.close()
@@ -220,11 +178,55 @@ def _kind(frame: Any) -> Any:
     return frame.get("kind") if type(frame) is dict else None
 
 
-def _result(collector: Collector, call_id: int) -> dict[str, Any] | None:
-    for frame in collector.frames:
-        if _kind(frame) == "result" and frame.get("id") == call_id:
-            return frame  # type: ignore[no-any-return]
-    return None
+_DONE_FIELDS = {"frames": (int,), "status": (int,), "timed_out": (bool,), "broken": (str,), "clean": (bool,)}
+
+
+def _answered(collector: Collector, call_id: int) -> bool:
+    """Whether the worker's answer to this call is all in: its done frame first, then exactly as many frames as
+    it says. ``ChannelError`` for anything else (the worker is then replaced)."""
+    if not collector.frames:
+        return False
+    done = collector.frames[0]
+    if _kind(done) != "done" or done.get("id") != call_id:
+        raise ChannelError("the worker's answer does not begin with its done frame for this call")
+    for name, kinds in _DONE_FIELDS.items():
+        if type(done.get(name)) not in kinds:
+            raise ChannelError(f"the worker's done frame has no proper {name}")
+    promised: int = done["frames"]
+    if not 0 <= promised < 1 << 20 or not 0 <= done["status"] < 1 << 16:
+        raise ChannelError("the worker's done frame says what cannot be")
+    if len(collector.frames) > 1 + promised:
+        raise ChannelError("the worker sent more frames than its done frame promised")
+    return len(collector.frames) == 1 + promised
+
+
+def kill_session(sid: int, grace: float = 1.0) -> None:
+    """SIGKILL to every process of session ``sid`` until none is left but zombies (which hold no files or
+    locks any more), for at most ``grace`` seconds (Linux: read from /proc; elsewhere nothing to find)."""
+    deadline = time.monotonic() + grace
+    while (members := _session_members(sid)) and time.monotonic() < deadline:
+        for pid in members:
+            with contextlib.suppress(OSError):  # gone meanwhile
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.001)
+
+
+def _session_members(sid: int) -> list[int]:
+    """The processes of session ``sid`` that are not zombies."""
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    members = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()  # fields[0] is the state, [3] the session
+            if int(fields[3]) == sid and fields[0] not in (b"Z", b"X"):
+                members.append(pid)
+        except (OSError, ValueError, IndexError):  # gone meanwhile, or not ours to read
+            continue
+    return members
 
 
 class PoolSandbox:
@@ -277,7 +279,7 @@ class PoolSandbox:
             if self._closed:
                 raise RuntimeError("the pool is closed")
             for worker in self._idle:
-                if worker.key == key and worker.alive():
+                if worker.key == key and not worker.stale():
                     self._idle.remove(worker)
                     return worker
             # none fits (or all died idle): retire one, so there are never more than `size` workers
