@@ -140,15 +140,20 @@ class Outcome:
         return clean(f"{self.status}: {self.detail}" if self.detail else self.status)
 
 
-def masked(outcome: Outcome, fn: object = None) -> Outcome:
+def globals_of(fn: object) -> dict[str, Any] | None:
+    """The module globals of a function (``None`` for anything else)."""
+    namespace = getattr(fn, "__globals__", None)
+    return namespace if type(namespace) is dict else None
+
+
+def masked(outcome: Outcome, namespace: dict[str, Any] | None = None) -> Outcome:
     """``outcome`` with every secret the host knows masked in each text the call produced (plain and encoded:
     :func:`regrow._secrets.mask`), so that ``Outcome.reason()`` and its fields are safe to log or show.
-    ``fn``'s module globals count among the secrets; so do the user's modules loaded in the host."""
+    The globals of ``namespace`` (the called function's module) count among the secrets; so do those of
+    the user's modules loaded in the host."""
     error, texts = outcome.error, (outcome.detail, outcome.output, *outcome.violations)
     if not any(texts) and error is None:
         return outcome
-    namespace = getattr(fn, "__globals__", None)
-    namespace = namespace if type(namespace) is dict else None
     if error is not None:
         error = ErrorInfo(mask(error.type, namespace), mask(error.message, namespace),
                           mask(error.traceback, namespace))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _guard
 from ._afterfork import fork_armed, regrow_locks
-from ._base import ErrorInfo, Limits, Outcome, Status, clean, masked, scratch_folder
+from ._base import ErrorInfo, Limits, Outcome, Status, clean, globals_of, masked, scratch_folder
 from ._channel import (
     OUTPUT_TEXT_LIMIT,
     VIOLATION_LIMIT,
@@ -311,7 +311,7 @@ class ForkSandbox:
 
     def call(self, fn: Callable[..., Any], /, *args: Any, limits: Limits | None = None) -> Outcome:
         if self._server is None:
-            return masked(self._forker.call((lambda: fn(*args)) if args else fn, limits or self.limits), fn)
+            return masked(self._forker.call((lambda: fn(*args)) if args else fn, limits or self.limits), globals_of(fn))
         ref = importable(fn, "the fork server")
         return ref if isinstance(ref, Outcome) else self.call_ref(ref, *args, limits=limits)
 
@@ -330,7 +330,7 @@ class ForkSandbox:
             fn = resolve_ref(ref)
         except Exception as exc:
             return Outcome("error", error=ErrorInfo.from_exception(exc), detail=f"cannot resolve {ref}")
-        return masked(self._forker.call(lambda: fn(*args), limits), fn)
+        return masked(self._forker.call(lambda: fn(*args), limits), globals_of(fn))
 
     def close(self) -> None:
         if self._server is not None:

@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from ._base import ErrorInfo, Limits, Outcome, masked
+from ._base import ErrorInfo, Limits, Outcome, globals_of, masked
 
 _GRACE = 0.2  # seconds the worker has to unwind after it was told to stop
 
@@ -86,7 +86,7 @@ class InProcessSandbox:
         except queue.Empty:
             return self._stop(worker, reply, timeout)
         self._give_back(worker)
-        return masked(outcome, fn)
+        return masked(outcome, globals_of(fn))
 
     def _stop(self, worker: _Worker, reply: queue.SimpleQueue[Outcome], timeout: float) -> Outcome:
         deadline = time.monotonic() + _GRACE

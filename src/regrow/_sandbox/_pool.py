@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _guard
-from ._base import Limits, Outcome, clean, scratch_folder
+from ._base import Limits, Outcome, clean, masked, scratch_folder
 from ._channel import ChannelError, Collector, encode, write_frame
 from ._fork import OUTPUT_LIMIT, assemble, importable, unplain
 from ._zygote import DONE_ROOM, empty_folder, worker_main
@@ -271,7 +271,8 @@ class PoolSandbox:
             except Exception as exc:  # a failure in the host while it watched the worker: nothing escapes call
                 outcome, fit = Outcome("crashed", detail=clean(f"the pool failed in the host: {exc!r}")), False
             self._give_back(worker, fit, limits)
-        return outcome
+        module = sys.modules.get(ref.partition(":")[0])  # its secrets, where the host has it loaded
+        return masked(outcome, getattr(module, "__dict__", None))
 
     def _take(self, limits: Limits) -> _Worker:
         key = guard_key(limits)
