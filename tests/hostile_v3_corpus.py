@@ -60,11 +60,14 @@ def probe():
 # nothing is installed. So what only an install can do (a fix gaming the proof, a payload acting in the
 # host, the rails, the cache, native code in an installed fix) is fork-only, and what a warm worker keeps
 # between calls is pool-only (a forked child dies after its call: there is no next call to spoil).
+# "fork": the real path (model reply -> repair() -> install), where the capability check stops most cases
+# before they run; "fork-api": the same candidate run by the fork sandbox's own API (ForkSandbox.call_ref),
+# so the kernel's layers meet every case that acts while it runs; "pool": PoolSandbox.call_ref.
+_RUNS = ("fork", "fork-api", "pool")
 CLASS_MODES: dict[str, tuple[str, ...]] = {
-    "ipc": ("fork", "pool"), "limits": ("fork", "pool"), "pdeathsig": ("fork", "pool"),
-    "native": ("fork", "pool"), "hook": ("fork", "pool"), "record": ("fork", "pool"), "aware": ("fork",),
-    "payload": ("fork",), "rails": ("fork",), "cache": ("fork",), "pool": ("pool",), "secret": ("fork", "pool"),
-    "escapes": ("fork", "pool"),
+    "ipc": _RUNS, "limits": _RUNS, "pdeathsig": _RUNS, "native": _RUNS, "hook": _RUNS, "record": _RUNS,
+    "aware": ("fork",), "payload": ("fork",), "rails": ("fork",), "cache": ("fork",), "pool": ("pool",),
+    "secret": _RUNS, "escapes": _RUNS,
 }
 
 

@@ -1,12 +1,12 @@
 """The host process of one issue-19 case (``test_hostile_v3`` runs this file as a script, one process per case).
 
-It makes its own kernel IPC objects (a SysV queue, semaphore set and segment, a POSIX queue) and says
-which, waits until the runner has looked at them, then: in fork mode repairs ``parse_price`` through the
-real path (the scripted model server → reply parser → LLM proposer → ``repair()`` with a store →
-install), or in pool mode runs the candidate's module in a one-worker ``PoolSandbox`` and then an honest
-call in the same pool. After that it looks at what it can only see from inside (its hooks, its module's
-globals, the installed fix's answers at once, after 1 s, after 50 calls and in a forked child, a
-sandboxed probe that the audit hook must refuse), reports, and waits to be released.
+It makes its own kernel IPC objects (a SysV queue, semaphore set and segment, a POSIX queue) and says which,
+waits until the runner has looked at them, then: in fork mode repairs ``parse_price`` through the real path
+(the scripted model server → reply parser → LLM proposer → ``repair()`` with a store → install), or in
+fork-api and pool mode runs the candidate's module at ``ForkSandbox.call_ref`` or in a one-worker ``PoolSandbox``
+and then an honest call in the same sandbox. After that it looks at what it can only see from inside (its
+hooks, its module's globals, the installed fix's answers at once, after 1 s, after 50 calls and in a forked
+child, a sandboxed probe that the audit hook must refuse), reports, and waits to be released.
 """
 
 from __future__ import annotations
@@ -152,12 +152,14 @@ def _fork_mode(spec: dict[str, Any], func: Any, code: Any, log: logging.Logger) 
     return out
 
 
-def _pool_mode(spec: dict[str, Any], log: logging.Logger) -> tuple[dict[str, Any], Any]:
-    from regrow._sandbox import Limits, PoolSandbox
+def _api_mode(spec: dict[str, Any], log: logging.Logger) -> tuple[dict[str, Any], Any]:
+    """The candidate run by a sandbox's own API: the pool's (a warm worker), or the fork sandbox's."""
+    from regrow._sandbox import ForkSandbox, Limits, PoolSandbox
 
-    pool = PoolSandbox(workers=1, limits=Limits(timeout=5))
+    limits = Limits(timeout=5)
+    pool = PoolSandbox(workers=1, limits=limits) if spec["mode"] == "pool" else ForkSandbox(limits)
     first = pool.call_ref(f"{spec['stem']}_cand:parse_price", "$1.50")  # not the oracle's input: see the records
-    log.info("pool call: %s %s", first.status, first.reason())
+    log.info("sandbox call: %s %s", first.status, first.reason())
     honest = pool.call_ref(f"{spec['stem']}_honest:parse_price", "$12.99")
     probe = pool.call_ref(f"{spec['stem']}_probe:probe")
     return {"reason": f"{first.status}: {first.reason()}", "verdicts": [],
@@ -197,8 +199,8 @@ def main(spec_path: str) -> None:
     report: dict[str, Any] = {"raised": ""}
     pool = None
     try:
-        if spec["mode"] == "pool":
-            found, pool = _pool_mode(spec, log)
+        if spec["mode"] in ("pool", "fork-api"):
+            found, pool = _api_mode(spec, log)
         else:
             found = _fork_mode(spec, func, code, log)
         report |= found

@@ -1,13 +1,15 @@
 """Issue 19's acceptance: the v3 hostile corpus through the real path, in fork and pool mode, watched from outside.
 
-Each case runs in a host process of its own (``hostile_v3_host.py``). Fork mode: the hostile candidate
-is the scripted model's reply and goes through the real reply parser, LLM proposer, ``repair()`` with a
-store, install and the calls after. Pool mode (``heal``/``repair`` refuse it): the candidate is written
-into a module and run with ``PoolSandbox.call_ref``, then an honest call in the same one-worker pool
-must get its own answer. The detectors (``hostile_v3_detectors`` and issue 9's ``World``) sit in this
-process. Each case ends in four counts: escapes (something outside the host changed or leaked), gamed
-(a hostile fix installed, or a pool call told a forged answer), host harms (raised, died, hooks or
-globals changed, the hook neutered, control characters shown) and hangs. Acceptance: 0/0/0/0.
+Each case runs in a host process of its own (``hostile_v3_host.py``). Fork mode: the hostile candidate is the
+scripted model's reply and goes through the real reply parser, LLM proposer, ``repair()`` with a store,
+install and the calls after; there the capability check stops most cases before they run. So the cases that
+act while they run go, as well, to the fork sandbox's own API ("fork-api": ``ForkSandbox.call_ref``, where
+nothing but the sandbox stands before them) and to the pool (``heal``/``repair`` refuse it): the candidate is
+written into a module and run by that API, then an honest call in the same sandbox must get its own answer.
+The detectors (``hostile_v3_detectors`` and issue 9's ``World``) sit in this process. Each case ends in four
+counts: escapes (something outside the host changed or leaked), gamed (a hostile fix installed, or a pool call
+told a forged answer), host harms (raised, died, hooks or globals changed, the hook neutered, control
+characters shown) and hangs. Acceptance: 0/0/0/0.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pytest
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 HOST = str(Path(__file__).resolve().parent / "hostile_v3_host.py")
-MODES = ("fork", "pool")
+MODES = ("fork", "fork-api", "pool")
 _REPORT_TIMEOUT = 60.0
 _KILL_AFTER = 3.0  # a sigkill case's host dies once a child is this old, if it never names itself
 
@@ -255,8 +257,8 @@ def _gamed(report: dict[str, Any] | None, mode: str) -> list[str]:
         found.append("a hostile fix was installed")
     behaviour = report.get("behaviour") or {}
     found += [f"the installed fix answers wrong {when}: {wrong}" for when, wrong in behaviour.items()]
-    if mode == "pool" and report.get("honest") != "ok 12.99":
-        found.append(f"the next honest call in the pool was told {report.get('honest')!r}")
+    if mode != "fork" and report.get("honest") != "ok 12.99":
+        found.append(f"the next honest call in the {mode} sandbox was told {report.get('honest')!r}")
     return found
 
 
@@ -267,8 +269,8 @@ def _harms(report: dict[str, Any] | None, mode: str) -> list[str]:
     found += [f"in the host: {change}" for change in report.get("host_changes", [])]
     if report.get("fork_probe") != "refused":
         found.append(f"a sandboxed probe after the case ended {report.get('fork_probe')!r}, not refused")
-    if mode == "pool" and report.get("probe") != "refused":
-        found.append(f"the pool's probe after the case ended {report.get('probe')!r}, not refused")
+    if mode != "fork" and report.get("probe") != "refused":
+        found.append(f"the {mode} sandbox's probe after the case ended {report.get('probe')!r}, not refused")
     return found
 
 
@@ -312,6 +314,12 @@ def _ids(mode: str) -> list[str]:
 @pytest.mark.parametrize("case", _ids("fork"))
 def test_in_fork_mode_nothing_gets_through(case: str, results: dict[tuple[str, str], Result]) -> None:
     result = results[(case, "fork")]
+    assert not result.problems, result.line()
+
+
+@pytest.mark.parametrize("case", _ids("fork-api"))
+def test_at_the_fork_sandboxs_api_nothing_gets_through(case: str, results: dict[tuple[str, str], Result]) -> None:
+    result = results[(case, "fork-api")]
     assert not result.problems, result.line()
 
 
