@@ -232,6 +232,12 @@ HONEST = {
             when = datetime.date(2024, 1, 1) + datetime.timedelta(days=1)
             return float(json.loads(json.dumps(text.strip("$")))) + 0 * when.year
     ''',
+    "a timestamp it was given, read as a date (not a clock)": '''
+        def price(text):
+            import datetime
+            stamp = datetime.datetime.fromtimestamp(0, datetime.timezone.utc)
+            return float(text.strip("$")) + 0 * stamp.year
+    ''',
 }
 
 

@@ -85,7 +85,7 @@ PURE_MODULES: dict[str, frozenset[str] | None] = {
 # Attribute names that reach the world (or the interpreter) on whatever object they are read from:
 # ``datetime.date(1, 1, 1).today()``, a Path argument's ``read_text``. Name -> what it reaches.
 WORLD_ATTRIBUTES: dict[str, str] = {
-    **dict.fromkeys(("now", "today", "utcnow", "fromtimestamp", "utcfromtimestamp", "monotonic", "monotonic_ns",
+    **dict.fromkeys(("now", "today", "utcnow", "monotonic", "monotonic_ns",
                      "perf_counter", "perf_counter_ns", "process_time", "time_ns", "thread_time"), "clock"),
     **dict.fromkeys(("read_text", "read_bytes", "write_text", "write_bytes", "open", "touch", "unlink", "mkdir",
                      "rmdir", "iterdir", "rglob", "glob", "exists", "is_file", "is_dir", "stat", "lstat", "cwd",
