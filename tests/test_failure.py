@@ -82,3 +82,33 @@ def test_fingerprint_is_stable_across_inputs_and_addresses(make_module):
 
 def test_normalise_message():
     assert normalise_message("object at 0x7f00ab has 12 items, -3.5 left") == "object at 0x? has N items, N left"
+
+
+def test_one_bug_is_one_failure_whatever_the_bad_input(make_module):
+    """Issue 21: 100 distinct bad inputs of one bug have one fingerprint (the cooldown, budgets and dedup key)."""
+    mod = make_module('''
+        import uuid
+
+        def parse(text, user):
+            if text.startswith("id:"):
+                raise LookupError(f"no record {uuid.UUID(int=len(text))} for /srv/data/{user}/rows.csv")
+            if text.startswith("@"):
+                raise ValueError(f"unknown handle {text}")
+            return int(text)
+    ''')
+    words = ["abc", "two", "x" * 40, "1.5.0", "€12", "none", "NaN?", "0x1f", "ab cd", "'quoted'"]
+    inputs = [f"{word}{i}" if i >= len(words) else word for i, word in enumerate(words * 10)]
+    assert len(set(inputs)) == 100
+    prints = {_fail(mod.parse, text, f"user{i}").fingerprint for i, text in enumerate(inputs)}
+    assert len(prints) == 1
+    handles = {_fail(mod.parse, f"@{name}", "u").fingerprint for name in ("ada", "bob", "carol-99", "d.e")}
+    records = {_fail(mod.parse, "id:" + "x" * n, f"user-{n}").fingerprint for n in range(5)}
+    assert len(handles) == 1 and len(records) == 1
+    assert len(prints | handles | records) == 3  # three bugs (three lines), three failures
+
+
+def test_normalise_message_names_the_bug_not_the_input():
+    assert normalise_message("could not convert string to float: 'abc'") == "could not convert string to float: S"
+    assert normalise_message("user 3f2a9c1e-1111-2222-3333-444455556666 at /srv/app/data.csv") == "user UUID at PATH"
+    assert normalise_message("digest deadbeef12 for bad input abc", ("abc",)) == "digest HEX for bad input V"
+    assert normalise_message("unable to parse", ("abl",)) == "unable to parse"  # a whole word only

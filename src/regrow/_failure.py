@@ -36,12 +36,28 @@ def _evidence(values: Mapping[str, Any], budget: Budget | None = None) -> dict[s
 
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_QUOTED = re.compile(r"b?'(?:[^'\\\n]|\\.)*'|b?\"(?:[^\"\\\n]|\\.)*\"")
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_LONG_HEX = re.compile(r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b")  # digests, ids: at least one digit, 8+ long
+_PATH = re.compile(r"(?<![\w.])(?:[A-Za-z]:)?(?:[/\\][^\s/\\:'\",;()\[\]{}<>]+){2,}[/\\]?")
 
 
-def normalise_message(message: str) -> str:
-    """The message with memory addresses and numbers replaced, so that one bug has one fingerprint."""
-    return _NUMBER.sub("N", _ADDRESS.sub("ADDR", message)).replace("ADDR", "0x?")
+def normalise_message(message: str, values: tuple[Any, ...] = ()) -> str:
+    """The message with what varies from input to input replaced — the arguments' own text, quoted
+    strings, UUIDs, long hex ids, paths, memory addresses and numbers — so that one bug has one
+    fingerprint: ``"could not convert string to float: 'abc'"`` and ``…: 'two'`` are the same failure."""
+    texts = sorted({v for v in values if type(v) is str and 2 <= len(v) <= 500}, key=len, reverse=True)
+    message = message[:2000]
+    for text in texts:  # an argument's own text, as a whole word: "unable" stays when the argument is "abl"
+        message = re.sub(rf"(?<!\w){re.escape(text)}(?!\w)" if text[0].isalnum() or text[-1].isalnum()
+                         else re.escape(text), "V", message)
+    message = _QUOTED.sub("S", message)
+    message = _UUID.sub("UUID", message)
+    message = _PATH.sub("PATH", message)
+    message = _ADDRESS.sub("ADDR", message)
+    message = _LONG_HEX.sub("HEX", message)
+    return _NUMBER.sub("N", message).replace("ADDR", "0x?")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +91,9 @@ class Failure:
     @property
     def fingerprint(self) -> str:
         """Names this failure for the cache, dedup and delivery: stable across runs and inputs."""
-        key = "|".join((self.kind, self.exc_type, self.qualname, self.line.strip(), normalise_message(self.message)))
+        values = (*self.args, *self.kwargs.values())
+        key = "|".join((self.kind, self.exc_type, self.qualname, self.line.strip(),
+                        normalise_message(self.message, values)))
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
     def disclosed(self, destination: Destination) -> Failure:
