@@ -169,8 +169,12 @@ def test_through_repair_an_at_fork_payload_is_refused_or_contained(tmp_path: Pat
     assert not ok and any("contextlib.os" in v for v in verdicts), report["inprocess"]
     ok, reason = report["after"]
     assert not marker.exists(), "the payload ran in a sandbox child before its guard"
-    assert not ok and reason.startswith("every candidate was refused by the sandbox: open for writing outside"), \
-        report["after"]
+    # Inside the guard the handler's write is refused — or, where the session gave the folder a throwaway
+    # view (as root: the probe of the original met the same write, docs/sandbox.md "Functions that write
+    # files"), it lands in the view, and the genuine fix is proven and installed.
+    contained = ok and reason == ""
+    assert contained or (not ok and reason.startswith("every candidate was refused by the sandbox: open for "
+                                                      "writing outside")), report["after"]
 
 
 _THREADED_HOST = '''
