@@ -7,6 +7,7 @@ PYTEST_DONT_REWRITE: regrow is a pytest plugin too, and is often imported before
 (the CLI, the bench); there is nothing in it for pytest's assertion rewriting to do.
 """
 
+from ._cache import CacheProposer
 from ._candidate import Candidate
 from ._capture import capture
 from ._chain import default_chain
@@ -24,9 +25,10 @@ from ._logbuffer import disable_log_capture, enable_log_capture
 from ._proposer import Attempt, Proposer, Request
 from ._repair import repair
 from ._request import HealingRequested, request_healing
+from ._result import Budget, RepairResult
 from ._sandbox import InProcessSandbox, Limits, Outcome, Sandbox
-from ._session import Budget, RepairResult, Session
-from ._store import CacheProposer, Store
+from ._session import Session
+from ._store import Store
 from ._target import Target
 from ._version import __version__
 

@@ -23,8 +23,9 @@ from ._locate import attribute, blame, describe, is_path, loaded, split
 from ._options import default_sandbox
 from ._probe import Reach, SomeTests, probe, prove_in_copy
 from ._pytest_runner import CollectionError, Suite, open_suite, set_options
+from ._result import Budget, RepairResult
 from ._sandbox import InProcessSandbox
-from ._session import Budget, RepairResult, Session
+from ._session import Session
 from ._store import Store
 from ._target import Target
 

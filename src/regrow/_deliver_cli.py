@@ -24,7 +24,7 @@ from ._github import DEFAULT_API, GitHub, GitHubConfig
 from ._writeback import write_back
 
 if TYPE_CHECKING:
-    from ._session import RepairResult
+    from ._result import RepairResult
     from ._store import Store
     from ._target import Target
 

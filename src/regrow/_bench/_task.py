@@ -34,8 +34,9 @@ from .._locate import attribute, blame, describe, import_apart, is_path, resolve
 from .._options import default_sandbox
 from .._proposer import Proposer
 from .._pytest_runner import CollectionError
+from .._result import Budget
 from .._sandbox import InProcessSandbox
-from .._session import Budget, Session
+from .._session import Session
 from .._source import definition
 from .._target import Target
 from .._unwrap import unwrap
