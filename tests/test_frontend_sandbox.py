@@ -71,7 +71,7 @@ def spy_in_process(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, str
     """Which sandbox proved each candidate (origin, sandbox class), and the oracle of each policy run."""
     judged: list[tuple[str, str]] = []
     policies: list[bool] = []
-    prove, prepare = regrow._session.prove, regrow._assembly.prepare
+    prove, prepare = regrow._session.prove, regrow._assembly.admit
 
     def spy(target: Any, candidate: Any, checks: Any, sandbox: Any, *args: Any, **kwargs: Any) -> Any:
         judged.append((candidate.origin, type(sandbox).__name__))
@@ -82,7 +82,7 @@ def spy_in_process(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, str
         return prepare(*args, **kwargs)
 
     monkeypatch.setattr(regrow._session, "prove", spy)
-    monkeypatch.setattr(regrow._assembly, "prepare", policy)
+    monkeypatch.setattr(regrow._assembly, "admit", policy)
     return judged, policies
 
 

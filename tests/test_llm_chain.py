@@ -18,7 +18,7 @@ import pytest
 from llm_servers import OpenAIServer, Text, greedy
 
 import regrow
-from regrow._llm import Limits, RetryPolicy, proposer_for
+from regrow._llm import ModelLimits, RetryPolicy, proposer_for
 from regrow._llm._prompt import estimate_tokens
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.01)
@@ -51,7 +51,7 @@ def server() -> Iterator[OpenAIServer]:
 def heal(module: types.ModuleType, server: OpenAIServer, chain: bool, **options: Any) -> Any:
     # The same failure healed again and again: the per-failure hourly limit must not end the comparison.
     llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST,
-                       limits=Limits(max_calls_per_failure_per_hour=1000), **options)
+                       limits=ModelLimits(max_calls_per_failure_per_hour=1000), **options)
     proposers = [regrow.Engine(), llm] if chain else [llm]
     return regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=proposers)(module.greedy_price)
 

@@ -23,7 +23,7 @@ from ._deliver_cli import Keeping
 from ._engine import Engine
 from ._errors import RegrowError
 from ._events import Event
-from ._project import Prepared, ProjectHeal, prepare, project_options, run_heal
+from ._project import Prepared, ProjectHeal, collect, project_options, run_heal
 from ._proposer import Request
 from ._store import Store
 
@@ -45,7 +45,7 @@ def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: 
         options = project_options(max_candidates=max_candidates, timeout=timeout, model=model, store=store or None,
                                   on_event=[_VerdictLog(verdicts, max_candidates, progress)])
         request = ProjectHeal(target, tuple(tests), options, keeping=Keeping(apply=apply))
-        prepared = prepare(request, out)
+        prepared = collect(request, out)
         found["target"] = _name(prepared)
         if prepared.failure is None:
             return _done(found, "nothing to repair" if prepared.status == 0 else "not healable", prepared.status, out)
@@ -69,7 +69,7 @@ def run_checks(target: str, tests: Sequence[str]) -> dict[str, Any]:
     out = io.StringIO()
     found: dict[str, Any] = {"target": target, "tests": []}
     try:
-        prepared = prepare(ProjectHeal(target, tuple(tests)), out)
+        prepared = collect(ProjectHeal(target, tuple(tests)), out)
     except RegrowError as exc:
         return _done(found, "error", 2, out, error=str(exc))
     found["target"] = _name(prepared)
@@ -85,7 +85,7 @@ def explain_failure(target: str, tests: Sequence[str], *, top: int = 5, timeout:
     out = io.StringIO()
     found: dict[str, Any] = {"target": target, "lines": []}
     try:
-        prepared = prepare(ProjectHeal(target, tuple(tests)), out)
+        prepared = collect(ProjectHeal(target, tuple(tests)), out)
         found["target"] = _name(prepared)
         if prepared.failure is None:
             return _done(found, "nothing to explain", prepared.status, out)

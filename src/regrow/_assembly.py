@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ._ledger import refused_result
 from ._options import Options, default_sandbox
-from ._policy import prepare
+from ._policy import admit
 from ._session import Session
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def run_repair(request: RepairRequest) -> RepairResult:
     refused = request.snapshot if isinstance(request.snapshot, str) else ""
     checks: Sequence[Check] = request.checks
     if not refused:
-        checks, refused = prepare(target, request.failure, request.raised, checks, sandbox, oracle=oracle,
+        checks, refused = admit(target, request.failure, request.raised, checks, sandbox, oracle=oracle,
                                   snapshot=request.snapshot is True)
     if refused:
         return refused_result(target.qualname, request.failure, refused, options)

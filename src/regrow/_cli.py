@@ -14,7 +14,7 @@ from typing import TextIO
 
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
 from ._errors import RegrowError
-from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, prepare, project_options, run_heal
+from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
 
 
 def _jobs(text: str) -> int:
@@ -33,7 +33,7 @@ def _heal(args: argparse.Namespace, out: TextIO) -> int:
                               store=args.store, on_event=args.on_event)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
                        args.no_copy, Keeping.from_args(args))
-    prepared = prepare(heal, out)
+    prepared = collect(heal, out)
     return prepared.status if prepared.failure is None else run_heal(heal, prepared, out)[0]
 
 

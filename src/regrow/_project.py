@@ -1,7 +1,7 @@
 """A heal of a function in a project against its pytest tests: what ``regrow heal`` and the agent tools run.
 
 :class:`ProjectHeal` is the typed request (the target and its tests, the options, what to do with a
-fix); :func:`prepare` collects the tests, finds the target as they import it and its first failure;
+fix); :func:`collect` collects the tests, finds the target as they import it and its first failure;
 :func:`run_heal` hands the repair to the one assembly (:mod:`._assembly`) and keeps the fix. The
 command (:mod:`._cli`) builds a ``ProjectHeal`` from its arguments, the agent tools (:mod:`._agent`)
 from theirs, so neither goes through the other.
@@ -102,7 +102,7 @@ class Prepared:
     status: int = 0
 
 
-def prepare(heal: ProjectHeal, out: TextIO) -> Prepared:
+def collect(heal: ProjectHeal, out: TextIO) -> Prepared:
     """Collect the tests, find the target they import, run each test once on it and find its first failure."""
     set_options(list(heal.pytest_args))
     where, _ = split(heal.target)

@@ -23,7 +23,7 @@ if _FILE:
     import regrow._session
 
     _prove = regrow._session.prove
-    _prepare = regrow._assembly.prepare
+    _prepare = regrow._assembly.admit
 
     def _spy_prove(target: Any, candidate: Any, checks: Any, sandbox: Any, *args: Any, **kwargs: Any) -> Any:
         _note(kind="prove", origin=candidate.origin, sandbox=type(sandbox).__name__)
@@ -34,4 +34,4 @@ if _FILE:
         return _prepare(*args, **kwargs)
 
     regrow._session.prove = _spy_prove  # type: ignore[assignment]
-    regrow._assembly.prepare = _spy_prepare  # type: ignore[assignment]
+    regrow._assembly.admit = _spy_prepare  # type: ignore[assignment]

@@ -76,8 +76,9 @@ class Usage:
 
 
 @dataclasses.dataclass(frozen=True)
-class Limits:
-    """Budgets for model calls. ``None`` means unlimited.
+class ModelLimits:
+    """Budgets for model calls. ``None`` means unlimited. (Named apart from the sandbox's ``Limits``, the
+    resources of one sandboxed call: ``regrow.llm.Limits`` and ``regrow.Limits`` meant different things.)
 
     ``max_calls``, ``max_tokens`` (input + output) and ``max_cost`` (USD) are per repair session;
     ``max_calls_per_failure_per_hour`` counts calls for one failure fingerprint in this process over
@@ -160,7 +161,7 @@ class Meter:
     def __init__(
         self,
         origin: str,
-        limits: Limits,
+        limits: ModelLimits,
         price: Price | None,
         fingerprint: str,
         *,
