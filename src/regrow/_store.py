@@ -11,7 +11,6 @@ proposer (``_cache``) trusts a fix only where this record says regrow's engine w
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import threading
 import time
@@ -155,10 +154,6 @@ class Store:
         ).fetchall()
         names = ("id", "qualname", "fingerprint", "ok", "reason", "candidates", "duration", "fix", "created")
         return [dict(zip(names, row, strict=True)) for row in rows]
-
-    def export(self) -> str:
-        """The whole ledger as JSON (for reports and issue bodies)."""
-        return json.dumps(self.sessions(), indent=2)
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
