@@ -45,7 +45,7 @@ _CLIMBS = 6  # rungs tried for a prompt that differs from every one sent, before
 
 
 class LLMProposer:
-    """A :class:`~regrow.Proposer` backed by a language model behind a transport.
+    """A :class:`~regrow.extend.Proposer` backed by a language model behind a transport.
 
     Build one with :func:`regrow.llm.proposer_for` (``"openai:gpt-5"``, …). Sampling parameters
     (``temperature``, ``seed``, ``max_tokens`` and any others in ``params``) are passed to the
