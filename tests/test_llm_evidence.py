@@ -24,7 +24,7 @@ import pytest
 from llm_servers import OpenAIServer, Text
 
 import regrow
-import regrow._cli
+import regrow._options
 import regrow.extend
 from regrow._cli import main
 from regrow._llm import LLMProposer, RetryPolicy, proposer_for
@@ -166,9 +166,9 @@ def test_the_clis_one_line_failure_becomes_the_tests_evidence(server: OpenAIServ
     write_project(tmp_path, "stats_cli", MEDIAN, MEDIAN_TESTS)
     monkeypatch.chdir(tmp_path)
     llm = model(server)
-    # `regrow heal` has no model option: it repairs with the engine. The model stands in for it here,
-    # with the failure and checks the command builds (a one-line reason, the pytest tests).
-    monkeypatch.setattr(regrow._cli, "Engine", lambda: llm)
+    # The model stands in for the engine here (the default chain of every front-end's options), with
+    # the failure and checks the command builds (a one-line reason, the pytest tests).
+    monkeypatch.setattr(regrow._options, "Engine", lambda: llm)
     server.add(Text("```python\ndef median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
                     "    if len(ordered) % 2:\n        return ordered[middle]\n"
                     "    return (ordered[middle - 1] + ordered[middle]) / 2\n```"))

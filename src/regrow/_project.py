@@ -14,13 +14,13 @@ import os
 import types
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ._assembly import RepairRequest, run_repair
 from ._checks import Check, PytestTests
 from ._deliver_cli import Keeping, after_failure, after_fix
 from ._errors import RegrowError, TargetError
-from ._events import Event, EventHandler
+from ._events import Event
 from ._failure import Failure, check_failure
 from ._locate import attribute, blame, describe, is_path, loaded, split
 from ._options import Options, make_options
@@ -34,15 +34,12 @@ TIMEOUT = 300.0  # seconds for a whole repair against a project's tests
 CANDIDATE_TIMEOUT = 10.0  # seconds for one candidate's tests, and for each test on the original
 
 
-def project_options(*, max_candidates: int = 2000, timeout: float = TIMEOUT,
-                    candidate_timeout: float = CANDIDATE_TIMEOUT, jobs: int | None = None, model: str | None = None,
-                    store: str | Path | None = None, on_event: Sequence[EventHandler] = ()) -> Options:
-    """The options of a heal against pytest tests (built by :func:`regrow._options.make_options`): a model's
-    candidates are proven in the default sandbox, the engine's edits of the user's own code keep the
-    in-process fast path."""
-    options = make_options(max_candidates=max_candidates, timeout=timeout, candidate_timeout=candidate_timeout,
-                           jobs=jobs, model=model, store=store, on_event=on_event)
-    return dataclasses.replace(options, engine_sandbox=InProcessSandbox())
+def project_options(**options: Any) -> Options:
+    """The options of a heal against pytest tests: ``heal``'s (:func:`regrow._options.make_options`), with a
+    longer time budget for a test suite; a model's candidates are proven in the default sandbox, the engine's
+    edits of the user's own code keep the in-process fast path."""
+    given = make_options(**{"timeout": TIMEOUT, "candidate_timeout": CANDIDATE_TIMEOUT, **options})
+    return dataclasses.replace(given, engine_sandbox=InProcessSandbox())
 
 
 @dataclasses.dataclass(frozen=True)
