@@ -1,8 +1,8 @@
 """A healed function's state (:class:`Healing`): what a failure, a rejected result or a failed test does.
 
-The decorator that makes it is :mod:`._decorator`. Only the parts are assembled here (target,
-failure, checks, proposers, sandbox, session); no repair logic lives here beyond deciding *whether*
-a failure starts a session.
+The decorator that makes it is :mod:`._decorator`. The failure and its checks are gathered here and
+handed to the one assembly (:func:`regrow._assembly.run_repair`); no repair logic lives here beyond
+deciding *whether* a failure starts a repair (the cooldown) and what a fix changes for the wrapper.
 """
 
 from __future__ import annotations
