@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 
-from regrow import Candidate, Request
 from regrow._engine import Engine
+from regrow.extend import Candidate, Request
 
 
 class Scripted:

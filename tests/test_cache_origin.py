@@ -16,11 +16,11 @@ from scripted import Scripted
 import regrow
 import regrow._proof
 from regrow import Store
+from regrow._cache import CacheProposer
 from regrow._candidate import Candidate
 from regrow._evaluate import evaluate
 from regrow._sandbox import ForkSandbox
 from regrow._session import trusts
-from regrow._store import CacheProposer
 
 MODULE = '''
     import contextlib

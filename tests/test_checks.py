@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from regrow import PytestTests, Target, Verdict
 from regrow._evaluate import evaluate
 from regrow._sandbox import ForkSandbox, Limits
+from regrow.extend import PytestTests, Target, Verdict
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the fork sandbox's guards are Linux's")
 

@@ -13,7 +13,7 @@ from drift_scenarios import SCENARIOS, Scenario, answered, own_error, reply, run
 from llm_servers import OpenAIServer, Text
 
 import regrow
-from regrow._llm import Limits, LLMProposer, RetryPolicy, proposer_for
+from regrow._llm import LLMProposer, ModelLimits, RetryPolicy, proposer_for
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def server() -> Iterator[OpenAIServer]:
 
 def scripted(server: OpenAIServer) -> LLMProposer:
     return proposer_for("openai:gpt-test", api_key="test-key", base_url=server.base_url,
-                        retry=RetryPolicy(max_retries=0), limits=Limits(max_calls_per_failure_per_hour=None))
+                        retry=RetryPolicy(max_retries=0), limits=ModelLimits(max_calls_per_failure_per_hour=None))
 
 
 def test_there_are_ten_kinds_of_drift_and_two_must_refuse():

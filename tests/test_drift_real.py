@@ -16,7 +16,7 @@ import pytest
 from drift_scenarios import SCENARIOS, Scenario, answered, own_error, run
 
 import regrow
-from regrow._llm import Limits, LLMProposer, RetryPolicy, proposer_for
+from regrow._llm import LLMProposer, ModelLimits, RetryPolicy, proposer_for
 
 BASE_URL = os.environ.get("REGROW_E2E_BASE_URL", "")
 MODEL = os.environ.get("REGROW_E2E_MODEL", "default")
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(not BASE_URL, reason="REGROW_E2E_BASE_URL is not
 def real_model() -> LLMProposer:
     return proposer_for(f"openai:{MODEL}", base_url=BASE_URL, api_key=os.environ.get("REGROW_E2E_API_KEY", "none"),
                         temperature=0.0, seed=1, retry=RetryPolicy(max_retries=2),
-                        limits=Limits(max_calls_per_failure_per_hour=None))
+                        limits=ModelLimits(max_calls_per_failure_per_hour=None))
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import regrow
-from regrow._session import RepairResult
+from regrow._result import RepairResult
 
 
 def changed(result: RepairResult) -> list[str]:

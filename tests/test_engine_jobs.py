@@ -18,7 +18,8 @@ from regrow._engine._judges import Judges
 from regrow._engine._worker import Worker
 from regrow._failure import check_failure
 from regrow._proposer import Request
-from regrow._session import Budget, Session
+from regrow._result import Budget
+from regrow._session import Session
 from regrow._target import Target
 
 

@@ -22,7 +22,7 @@ import regrow
 from regrow._delivery import issue_body, record_of
 from regrow._failure import Failure, capture_exception
 from regrow._llm import RetryPolicy, proposer_for
-from regrow._render import Budget, render
+from regrow._render import ReprBudget, render
 
 MakeModule = Callable[[str], types.ModuleType]
 FAST = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
@@ -82,7 +82,7 @@ def test_a_slow_raising_or_huge_repr_never_stalls_capture(tmp_path: Path) -> Non
     values = {"raising": Raising(), "reading": Reading(tmp_path / "data.txt"),
               "text": "y" * 10_000_000, "numbers": list(range(1_000_000)), "blob": b"\0" * 5_000_000,
               "big": 10**5000, "nested": [[[[[1]]]]], "lazy": Lazy(), "slow": Slow(), "after": Raising()}
-    budget = Budget(seconds=0.3, limit=400)
+    budget = ReprBudget(seconds=0.3, limit=400)
     started = time.monotonic()
     shown = {name: render(value, budget) for name, value in values.items()}
     spent = time.monotonic() - started

@@ -9,7 +9,7 @@ import pytest
 from llm_servers import OpenAIServer, Request, Text
 
 import regrow
-from regrow._llm import DEFAULT_PRICES, Limits, LLMProposer, RetryPolicy, Usage, process_usage, proposer_for
+from regrow._llm import DEFAULT_PRICES, LLMProposer, ModelLimits, RetryPolicy, Usage, process_usage, proposer_for
 from regrow._llm._accounting import Ledger, Meter, price_of
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.01)
@@ -67,7 +67,7 @@ def model(server: OpenAIServer, **options: Any) -> LLMProposer:
 
 # -- the meter ----------------------------------------------------------------------------------------------
 def test_session_budgets_refuse_before_the_call_that_would_exceed_them() -> None:
-    meter = Meter("m", Limits(max_calls=2, max_tokens=1000, max_cost=None), None, "fp", ledger=Ledger())
+    meter = Meter("m", ModelLimits(max_calls=2, max_tokens=1000, max_cost=None), None, "fp", ledger=Ledger())
     assert meter.refusal(100) == ""
     meter.record(300, 100, 0.5, 0)
     assert meter.refusal(600) == ""  # 400 used + 600 would be 1000: still within
@@ -77,7 +77,7 @@ def test_session_budgets_refuse_before_the_call_that_would_exceed_them() -> None
 
 
 def test_cost_budget_uses_the_price_of_the_model() -> None:
-    meter = Meter("m", Limits(max_cost=0.01), (2.0, 8.0), "fp", ledger=Ledger())
+    meter = Meter("m", ModelLimits(max_cost=0.01), (2.0, 8.0), "fp", ledger=Ledger())
     call = meter.record(1000, 500, 1.0, 0)
     assert call.cost == pytest.approx((1000 * 2.0 + 500 * 8.0) / 1e6)
     assert meter.refusal(1000) == ""
@@ -87,7 +87,7 @@ def test_cost_budget_uses_the_price_of_the_model() -> None:
 
 def test_a_failure_gets_a_limited_number_of_calls_per_rolling_hour() -> None:
     clock, ledger = Clock(), Ledger()
-    limits = Limits(max_calls_per_failure_per_hour=2)
+    limits = ModelLimits(max_calls_per_failure_per_hour=2)
     first = Meter("m", limits, None, "fp-1", ledger=ledger, clock=clock)
     first.start()
     clock.now += 600
@@ -112,7 +112,7 @@ def test_prices_match_dated_and_routed_model_names_and_can_be_overridden() -> No
 def test_a_function_failing_in_a_loop_does_not_call_the_model_every_time(server: OpenAIServer) -> None:
     server.add(*[always_wrong(server, "parse_a")] * 10)
     events: list[regrow.Event] = []
-    llm = model(server, limits=Limits(max_calls_per_failure_per_hour=2))
+    llm = model(server, limits=ModelLimits(max_calls_per_failure_per_hour=2))
     healed = regrow.heal(tests=[rupees], proposers=[llm], max_attempts=1, cooldown=0,
                          on_event=events.append)(parse_a)
 
@@ -129,7 +129,7 @@ def test_a_function_failing_in_a_loop_does_not_call_the_model_every_time(server:
 
 def test_a_session_token_budget_refuses_before_any_call(server: OpenAIServer) -> None:
     events: list[regrow.Event] = []
-    healed = regrow.heal(proposers=[model(server, limits=Limits(max_tokens=50))], on_event=events.append)(parse_b)
+    healed = regrow.heal(proposers=[model(server, limits=ModelLimits(max_tokens=50))], on_event=events.append)(parse_b)
 
     with pytest.raises(ValueError):
         healed("₹1,299")
@@ -140,7 +140,7 @@ def test_a_session_token_budget_refuses_before_any_call(server: OpenAIServer) ->
 
 def test_a_cost_budget_stops_the_calls_once_spent(server: OpenAIServer) -> None:
     server.add(*[always_wrong(server, "parse_c", input_tokens=400_000, output_tokens=100_000)] * 5)
-    llm = model(server, limits=Limits(max_cost=1.0), prices={"gpt-test": (1.0, 2.0)})  # $0.60 a call
+    llm = model(server, limits=ModelLimits(max_cost=1.0), prices={"gpt-test": (1.0, 2.0)})  # $0.60 a call
     healed = regrow.heal(tests=[rupees], proposers=[llm], max_attempts=5)(parse_c)
 
     with pytest.raises(ValueError):
@@ -153,7 +153,7 @@ def test_a_cost_budget_stops_the_calls_once_spent(server: OpenAIServer) -> None:
 
 def test_a_call_budget_per_session(server: OpenAIServer) -> None:
     server.add(*[always_wrong(server, "parse_d")] * 5)
-    healed = regrow.heal(tests=[rupees], proposers=[model(server, limits=Limits(max_calls=1))],
+    healed = regrow.heal(tests=[rupees], proposers=[model(server, limits=ModelLimits(max_calls=1))],
                          max_attempts=3)(parse_d)
     with pytest.raises(ValueError):
         healed("₹1,299")

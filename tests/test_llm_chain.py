@@ -18,7 +18,8 @@ import pytest
 from llm_servers import OpenAIServer, Text, greedy
 
 import regrow
-from regrow._llm import Limits, RetryPolicy, proposer_for
+import regrow.extend
+from regrow._llm import ModelLimits, RetryPolicy, proposer_for
 from regrow._llm._prompt import estimate_tokens
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.01)
@@ -51,8 +52,8 @@ def server() -> Iterator[OpenAIServer]:
 def heal(module: types.ModuleType, server: OpenAIServer, chain: bool, **options: Any) -> Any:
     # The same failure healed again and again: the per-failure hourly limit must not end the comparison.
     llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST,
-                       limits=Limits(max_calls_per_failure_per_hour=1000), **options)
-    proposers = [regrow.Engine(), llm] if chain else [llm]
+                       limits=ModelLimits(max_calls_per_failure_per_hour=1000), **options)
+    proposers = [regrow.extend.Engine(), llm] if chain else [llm]
     return regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=proposers)(module.greedy_price)
 
 
@@ -60,7 +61,7 @@ def test_the_models_prompt_summarises_what_the_engine_screened(
         server: OpenAIServer, make_module: Callable[[str], types.ModuleType]) -> None:
     module = make_module(PRICES)
     server.add(Text(EDIT))
-    engine = regrow.Engine()
+    engine = regrow.extend.Engine()
     llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST)
     healed = regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=[engine, llm])(
         module.chain_price)
@@ -120,7 +121,7 @@ class Screening:
     def __init__(self, sources: list[str]) -> None:
         self.sources = sources
 
-    def propose(self, request: regrow.Request) -> Iterator[regrow.Candidate]:
+    def propose(self, request: regrow.extend.Request) -> Iterator[regrow.Candidate]:
         for number, source in enumerate(self.sources, start=1):
             candidate = regrow.Candidate(source, "engine", operator=f"op{number}", edit_size=1, line=4)
             verdict = regrow.Verdict(False, "test:test_rupees", "test_rupees failed: assert 1299.0 == 1299.5")

@@ -18,6 +18,7 @@ from llm_servers import OpenAIServer, Text, failing_request, greedy
 from llm_servers import chat_of as sent
 
 import regrow
+import regrow.extend
 from regrow._llm import LLMProposer, RetryPolicy, proposer_for
 from regrow._llm._compact import gist
 from regrow._llm._edits import search_replace
@@ -308,7 +309,7 @@ def test_chain_mode_sends_a_small_model_the_prompts_model_only_mode_sends() -> N
         return fenced(original("median_c"))
 
     prompts = []
-    for proposers in (lambda p: [p], lambda p: [regrow.Engine(), p]):
+    for proposers in (lambda p: [p], lambda p: [regrow.extend.Engine(), p]):
         with OpenAIServer() as server:
             server.add(*[greedy(echo)] * 3)
             proposer = small(server)

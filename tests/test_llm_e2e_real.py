@@ -13,7 +13,7 @@ import os
 import pytest
 
 import regrow
-from regrow._llm import Limits, LLMProposer, RetryPolicy, proposer_for
+from regrow._llm import LLMProposer, ModelLimits, RetryPolicy, proposer_for
 
 BASE_URL = os.environ.get("REGROW_E2E_BASE_URL", "")
 MODEL = os.environ.get("REGROW_E2E_MODEL", "")
@@ -37,7 +37,7 @@ def rupees(fn: object) -> None:
 def real_model() -> LLMProposer:
     return proposer_for(f"openai:{MODEL}", base_url=BASE_URL, api_key=os.environ.get("REGROW_E2E_API_KEY"),
                         temperature=0.0, seed=1, max_tokens=400, retry=RetryPolicy(max_retries=2),
-                        limits=Limits(max_calls_per_failure_per_hour=None))
+                        limits=ModelLimits(max_calls_per_failure_per_hour=None))
 
 
 def test_a_heal_through_a_real_model_either_fixes_or_keeps_the_users_exception() -> None:

@@ -24,7 +24,8 @@ import pytest
 from llm_servers import OpenAIServer, Text
 
 import regrow
-import regrow._cli
+import regrow._options
+import regrow.extend
 from regrow._cli import main
 from regrow._llm import LLMProposer, RetryPolicy, proposer_for
 from regrow._llm._evidence import gather
@@ -165,9 +166,9 @@ def test_the_clis_one_line_failure_becomes_the_tests_evidence(server: OpenAIServ
     write_project(tmp_path, "stats_cli", MEDIAN, MEDIAN_TESTS)
     monkeypatch.chdir(tmp_path)
     llm = model(server)
-    # `regrow heal` has no model option: it repairs with the engine. The model stands in for it here,
-    # with the failure and checks the command builds (a one-line reason, the pytest tests).
-    monkeypatch.setattr(regrow._cli, "Engine", lambda: llm)
+    # The model stands in for the engine here (the default chain of every front-end's options), with
+    # the failure and checks the command builds (a one-line reason, the pytest tests).
+    monkeypatch.setattr(regrow._options, "Engine", lambda: llm)
     server.add(Text("```python\ndef median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
                     "    if len(ordered) % 2:\n        return ordered[middle]\n"
                     "    return (ordered[middle - 1] + ordered[middle]) / 2\n```"))
@@ -189,7 +190,8 @@ def test_a_test_that_never_finishes_is_shown_as_the_loop_it_was_stuck_in(server:
                                                                         make_module: Callable[..., Any]) -> None:
     module = make_module(SEARCH + "\n\n" + SEARCH_TESTS.split("\n\n", 1)[1].replace("search(", "fn(")
                          .replace("():", "(fn):"))
-    request = _request(module.search, [regrow.TestCallable(module.test_found), regrow.TestCallable(module.test_empty)],
+    request = _request(module.search, [regrow.extend.TestCallable(module.test_found),
+                                       regrow.extend.TestCallable(module.test_empty)],
                        "test:test_found did not finish")
     evidence = gather(request, timeout=0.5)
 
@@ -205,11 +207,12 @@ def test_a_test_that_never_finishes_is_shown_as_the_loop_it_was_stuck_in(server:
     assert "- line 5: `mid = (lo + hi) // 2` (1.00)" in prompt  # the passing test never enters the loop
 
 
-def _request(func: Callable[..., Any], checks: list[Any], reason: str) -> regrow.Request:
+def _request(func: Callable[..., Any], checks: list[Any], reason: str) -> regrow.extend.Request:
     from regrow._failure import check_failure
 
-    target = regrow.Target.of(func)
-    return regrow.Request(target, check_failure("test", target.func, reason), [], checks, 1, time.monotonic() + 30)
+    target = regrow.extend.Target.of(func)
+    failure = check_failure("test", target.func, reason)
+    return regrow.extend.Request(target, failure, [], checks, 1, time.monotonic() + 30)
 
 
 def test_the_benchs_prompt_says_where_a_hanging_test_hangs(server: OpenAIServer, tmp_path: Path,
@@ -258,7 +261,7 @@ def test_the_evidence_is_bounded_and_redacted_in_the_worker(make_module: Callabl
         def test_connect(fn):
             fn("https://admin:hunter2@db.example/" + "x" * 5000, password="swordfish")
         ''')
-    request = _request(module.connect, [regrow.TestCallable(module.test_connect)], "test:test_connect failed")
+    request = _request(module.connect, [regrow.extend.TestCallable(module.test_connect)], "test:test_connect failed")
     evidence = gather(request)
     assert evidence is not None
     text = json.dumps([run.to_plain() for run in evidence.runs])

@@ -8,8 +8,9 @@ import re
 from llm_servers import failing_request
 
 import regrow
-from regrow import Attempt, Candidate, TestCallable, Verdict
+import regrow.extend
 from regrow._llm._prompt import Prior, PromptOptions, build_prompt, estimate_tokens, priors_from
+from regrow.extend import Attempt, Candidate, TestCallable, Verdict
 
 
 def rupees(fn):  # type: ignore[no-untyped-def]
@@ -43,7 +44,7 @@ def model_attempt(source: str, reason: str) -> Attempt:
 
 
 def test_prompt_holds_the_function_the_failure_and_the_tests() -> None:
-    request = failing_request(parse_price, "₹1,299", checks=[regrow.Replay(("₹1,299",), {}),
+    request = failing_request(parse_price, "₹1,299", checks=[regrow.extend.Replay(("₹1,299",), {}),
                                                                TestCallable(rupees)])
     prompt = build_prompt(request, [], PromptOptions(prompt_extra="Use only the standard library."))
     user = prompt.user

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 import regrow
+import regrow.extend
 
 
 def test_a_generator_is_healed_while_its_caller_iterates(make_module):
@@ -253,7 +254,7 @@ def test_a_module_attribute_that_wraps_the_function_is_healed_through_it(make_mo
         def tail(xs):
             return xs[len(xs)]  # bug
     ''')
-    target = regrow.Target.of(mod.tail)
+    target = regrow.extend.Target.of(mod.tail)
     assert target.func is mod.tail.func
     def test_tail(fn):
         assert fn([1, 2]) == 2 and fn([7]) == 7
@@ -283,7 +284,7 @@ def test_a_private_method_and_a_private_default_are_healed(make_module):
             def touch(self, key):
                 return self.__touch(key)
     ''')
-    assert regrow.Target.of(mod.Cache.pop).compile("def pop(self, key, default=__marker):\n    return default\n")
+    assert regrow.extend.Target.of(mod.Cache.pop).compile("def pop(self, key, default=__marker):\n    return default\n")
     result = regrow.repair(mod.Cache.pop, (mod.Cache(), "b", 7), verify=lambda value: value == 7)
     assert result.ok and mod.Cache().pop("b", 7) == 7
     with pytest.raises(KeyError):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from reach_projects import copy_project, pytest_run, regrow
 
-from regrow import Target
 from regrow._probe import probe, watching
 from regrow._pytest_runner import Suite
+from regrow.extend import Target
 
 TARGET = "wordcount/__init__.py::count_words"
 MODULE_LINE = ("regrow: tests/test_command.py::test_module_command runs the code in a subprocess "

@@ -40,7 +40,7 @@ from regrow._sandbox._channel import (
     resolve_ref,
     write_frame,
 )
-from regrow._sandbox._fork import describe_exit
+from regrow._sandbox._process import describe_exit
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="the fork and pool modes need os.fork")
 LIMITS = Limits(timeout=2.0, memory_bytes=512 << 20)

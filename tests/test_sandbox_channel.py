@@ -26,7 +26,7 @@ import pytest
 
 import regrow
 from regrow._candidate import Candidate
-from regrow._sandbox import ForkSandbox, Limits, Outcome, _channel, _fork, _seccomp
+from regrow._sandbox import ForkSandbox, Limits, Outcome, _channel, _process, _seccomp
 from regrow._sandbox._channel import HEADER, encode
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or _seccomp.machine() is None, reason="Linux guards")
@@ -224,7 +224,7 @@ def test_no_exception_leaves_call_and_the_child_never_outlives_it(box: ForkSandb
     failed = box.call(lambda: 1)
     assert failed.status == "crashed" and "Too many open files" in failed.detail, failed
     monkeypatch.undo()
-    monkeypatch.setattr(_fork._guard, "plan", lambda *args: (_ for _ in ()).throw(MemoryError()))
+    monkeypatch.setattr(_process._guard, "plan", lambda *args: (_ for _ in ()).throw(MemoryError()))
     short = box.call(lambda: 1)
     assert short.status == "crashed" and "MemoryError" in short.detail, short
 
@@ -250,4 +250,4 @@ def test_the_module_reader_refuses_what_it_was_told(box: ForkSandbox) -> None:
     assert reader.budget == _channel.budget_for(1024)
     with pytest.raises(_channel.ChannelError, match="to decode"):
         reader.feed(encode(["{}"] * 10, 1024) * 10_000)
-    assert _fork.OUTPUT_LIMIT == 64 << 10
+    assert _process.OUTPUT_LIMIT == 64 << 10

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from regrow import Target, TargetError
+from regrow import TargetError
 from regrow._locate import resolve
+from regrow.extend import Target
 
 
 def test_compile_shares_globals_and_keeps_default_objects(make_module):

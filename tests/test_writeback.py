@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from regrow import Target
 from regrow._locate import import_path
 from regrow._writeback import WriteBackError, plan, write_back
+from regrow.extend import Target
 
 SOURCE = '''\
 import functools

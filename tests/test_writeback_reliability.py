@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from regrow import Target
 from regrow._files import TEMP_SUFFIX
 from regrow._locate import import_path
 from regrow._rewrite import Edit
 from regrow._writeback import WriteBackError, write_back, write_edit
+from regrow.extend import Target
 
 OLD = "def price(n):\n    # the comment stays\n    return n * 2 + 1\n"
 NEW = "def price(n):\n    # the comment stays\n    if n < 0:\n        return 0\n    return n * 2\n"

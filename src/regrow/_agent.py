@@ -10,7 +10,6 @@ user's code and tests print goes to stderr, so it can never corrupt the channel)
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -20,10 +19,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._cli import Prepared, _parser, prepare, run_heal
+from ._deliver_cli import Keeping
 from ._engine import Engine
 from ._errors import RegrowError
 from ._events import Event
+from ._project import Prepared, ProjectHeal, collect, project_options, run_heal
 from ._proposer import Request
 from ._store import Store
 
@@ -38,22 +38,19 @@ def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: 
          progress: Progress | None = None) -> dict[str, Any]:
     """Heal ``target`` (``path.py::qualname``) until ``tests`` (pytest node ids) pass, as ``regrow heal`` does:
     every verdict, the diff of the fix, and whether it was written (``apply``)."""
-    words = ["--max-candidates", str(max_candidates), "--timeout", str(timeout)]
-    words += ["--model", model] if model else []
-    words += ["--apply"] if apply else []
-    words += ["--store", store] if store else []
     out, verdicts = io.StringIO(), list[dict[str, Any]]()
     found: dict[str, Any] = {"target": target, "tests": list(tests), "verdicts": verdicts, "fix": None, "diff": "",
                              "applied": False}
     try:
-        args = _args(target, tests, words)
-        args.on_event = [_VerdictLog(verdicts, max_candidates, progress)]
-        prepared = prepare(args, out)
+        options = project_options(max_candidates=max_candidates, timeout=timeout, model=model, store=store or None,
+                                  on_event=[_VerdictLog(verdicts, max_candidates, progress)])
+        request = ProjectHeal(target, tuple(tests), options, keeping=Keeping(apply=apply))
+        prepared = collect(request, out)
         found["target"] = _name(prepared)
         if prepared.failure is None:
             return _done(found, "nothing to repair" if prepared.status == 0 else "not healable", prepared.status, out)
         found["failing"] = prepared.failure.reason
-        status, result = run_heal(args, prepared, out)
+        status, result = run_heal(request, prepared, out)
     except RegrowError as exc:
         return _done(found, "error", 2, out, error=str(exc))
     found["verdict_count"] = len(verdicts)
@@ -72,7 +69,7 @@ def run_checks(target: str, tests: Sequence[str]) -> dict[str, Any]:
     out = io.StringIO()
     found: dict[str, Any] = {"target": target, "tests": []}
     try:
-        prepared = prepare(_args(target, tests), out)
+        prepared = collect(ProjectHeal(target, tuple(tests)), out)
     except RegrowError as exc:
         return _done(found, "error", 2, out, error=str(exc))
     found["target"] = _name(prepared)
@@ -88,7 +85,7 @@ def explain_failure(target: str, tests: Sequence[str], *, top: int = 5, timeout:
     out = io.StringIO()
     found: dict[str, Any] = {"target": target, "lines": []}
     try:
-        prepared = prepare(_args(target, tests), out)
+        prepared = collect(ProjectHeal(target, tuple(tests)), out)
         found["target"] = _name(prepared)
         if prepared.failure is None:
             return _done(found, "nothing to explain", prepared.status, out)
@@ -142,19 +139,6 @@ class _VerdictLog:
                 self.progress(self.count, self.total, f"#{self.count} {mark} {event.candidate.describe()}")
         elif event.type in ("session_start", "attempt_start", "exhausted") and self.progress is not None:
             self.progress(self.count, self.total, f"{event.type}: {event.message}"[:200])
-
-
-def _args(target: str, tests: Sequence[str], words: Sequence[str] = ()) -> Any:
-    if not tests:
-        raise RegrowError("tests must name at least one pytest node id or test file")
-    argv = ["heal", target, *(word for test in tests for word in ("--test", test)), *words]
-    with contextlib.redirect_stderr(io.StringIO()):  # argparse's own message is replaced by ours
-        try:
-            args = _parser().parse_args(argv)
-        except SystemExit:
-            raise RegrowError(f"invalid arguments: {' '.join(argv[1:])}") from None
-    args.pytest_args = []
-    return args
 
 
 def _name(prepared: Prepared) -> str:

@@ -79,12 +79,38 @@ class Verdict:
 
 class Check(Protocol):
     """One oracle; ``cost`` orders checks, cheapest first. While it runs, the candidate is also
-    installed into the live function, so tests that import the function by name see it."""
+    installed into the live function, so tests that import the function by name see it.
+
+    What a check can do besides run is declared, never probed for: ``replayable`` (the host can
+    repeat it on a plain-data record of the candidate's results, see ``docs/trust.md``), ``split()``
+    (the finest grain it offers, for fault localization) and ``prefer(cost)`` (run its own parts in
+    that order). :class:`BaseCheck` gives the defaults: not replayable, itself, its own order.
+    """
 
     name: str
     cost: int
+    replayable: bool
 
     def __call__(self, fn: Callable[..., Any]) -> None: ...
+
+    def split(self) -> Sequence[Check]: ...
+
+    def prefer(self, cost: Mapping[str, float]) -> None: ...
+
+
+class BaseCheck:
+    """The declared capabilities of a check that has none of them (see :class:`Check`)."""
+
+    name: str
+    cost: int
+    replayable = False
+
+    def split(self) -> Sequence[Check]:
+        """The check at its finest grain: itself."""
+        return [self]  # type: ignore[list-item]  # a subclass defines __call__
+
+    def prefer(self, cost: Mapping[str, float]) -> None:
+        """Its own parts in the order of ``cost``: a check of one part has no order to change."""
 
 
 MAX_ITEMS = 100_000  # items of a generator a check consumes: an endless one is compared on its prefix
@@ -127,7 +153,7 @@ def _fresh(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[tuple[Any,
         return args, dict(kwargs)
 
 
-class Replay:
+class Replay(BaseCheck):
     """Call the function again with the failing call's arguments.
 
     With a ``verify`` predicate the result must make it return a true value (``False``, ``None``
@@ -158,7 +184,7 @@ class Replay:
             raise CheckFailed(f"returned {safe_repr(result)}, which is not a {_type_label(self.returns)}")
 
 
-class Recorded:
+class Recorded(BaseCheck):
     """Calls recorded while the function was healthy: a fix must return what they returned.
 
     This is behaviour to preserve, so it assumes those results were right; it is the user's
@@ -243,7 +269,7 @@ def return_annotation(func: types.FunctionType) -> Any:
         return inspect.Parameter.empty
 
 
-class TestCallable:
+class TestCallable(BaseCheck):
     """A user test: a callable that takes the function and raises (usually ``AssertionError``) when it is wrong."""
 
     __test__ = False
@@ -289,7 +315,7 @@ def passes_unrun(name: str) -> bool:
     return name in _KNOWN.get()
 
 
-class PytestTests:
+class PytestTests(BaseCheck):
     """Pytest node ids (``tests/test_x.py::test_name``) or test files, run in-process against the
     candidate installed into the live function, as the tests import it.
 
@@ -353,7 +379,7 @@ class PytestTests:
             raise CheckFailed(f"no test of {' '.join(self.node_ids)} ran (all skipped or none collected)")
 
 
-class SingleTest:
+class SingleTest(BaseCheck):
     """One collected pytest test as a check of its own."""
 
     __test__ = False

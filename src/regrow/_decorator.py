@@ -33,46 +33,25 @@ def heal(func: F, /) -> F: ...
 @overload
 def heal(
     *,
-    verify: Callable[[Any], object] | None = None,
-    tests: Sequence[Test] = (),
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
-    on_failure: OnFailure = "raise",
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float = 300.0,
-    store: str | Path | Store | None = None,
-    record: int = 0,
-    write_back: WriteBackMode = "off",
-    install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
-    jobs: int | None = None,
+    verify: Callable[[Any], object] | None = ...,
+    tests: Sequence[Test] = ...,
+    proposers: Sequence[Proposer] | None = ...,
+    model: str | None = ...,
+    sandbox: Sandbox | SandboxMode | None = ...,
+    max_candidates: int = ...,
+    max_attempts: int = ...,
+    timeout: float = ...,
+    candidate_timeout: float = ...,
+    on_failure: OnFailure = ...,
+    on_event: EventHandler | Sequence[EventHandler] | None = ...,
+    cooldown: float = ...,
+    store: str | Path | Store | None = ...,
+    record: int = ...,
+    write_back: WriteBackMode = ...,
+    install_missing: bool = ..., allow_install: Mapping[str, str] | None = ...,
+    jobs: int | None = ...,
 ) -> Callable[[F], F]: ...
-def heal(
-    func: Any = None,
-    /,
-    *,
-    verify: Callable[[Any], object] | None = None,
-    tests: Sequence[Test] = (),
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
-    on_failure: OnFailure = "raise",
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float = 300.0,
-    store: str | Path | Store | None = None,
-    record: int = 0,
-    write_back: WriteBackMode = "off",
-    install_missing: bool = False, allow_install: Mapping[str, str] | None = None,
-    jobs: int | None = None,
-) -> Any:
+def heal(func: Any = None, /, **options: Any) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
 
     A call that raises (an ``Exception``, not ``KeyboardInterrupt``/``SystemExit``), or whose
@@ -110,12 +89,7 @@ def heal(
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.
     """
-    options = make_options(
-        verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
-        max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure=on_failure,
-        on_event=on_event, cooldown=cooldown, store=store, record=record, write_back=write_back,
-        install_missing=install_missing, allow_install=allow_install, jobs=jobs,
-    )
+    checked = make_options(**options)  # the options' one spelling, with their defaults (see regrow._options)
 
     def decorate(fn: Any) -> Any:
         if SWITCHES.disabled or getattr(fn, "__regrow__", None) is not None:
@@ -134,8 +108,8 @@ def heal(
             raise RegrowError(f"heal above another decorator of the generator {raw.__qualname__} cannot see the "
                               "failures of its iteration: put @regrow.heal directly above the def")
         snapshot(raw)  # the file as it is at import: the code that runs is the code regrow heals
-        state = Healing(raw, options, entry)
-        wrapper = make_wrapper(raw, state, options.verify, record=options.record > 0, callee=entry)
+        state = Healing(raw, checked, entry)
+        wrapper = make_wrapper(raw, state, checked.verify, record=checked.record > 0, callee=entry)
         functools.update_wrapper(wrapper, fn)
         wrapper.__regrow__ = state  # type: ignore[attr-defined]
         state.wrapper = wrapper

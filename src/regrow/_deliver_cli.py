@@ -10,6 +10,7 @@ GitHub Action runs. Exit status 3: the fix was found, but keeping or delivering 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -24,11 +25,36 @@ from ._github import DEFAULT_API, GitHub, GitHubConfig
 from ._writeback import write_back
 
 if TYPE_CHECKING:
-    from ._session import RepairResult
+    from ._result import RepairResult
     from ._store import Store
     from ._target import Target
 
 UNDELIVERED = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Keeping:
+    """What ``regrow heal`` (and an agent's heal) does with a fix it found, or a failure it could not fix."""
+
+    apply: bool = False  # write the fix into the file, with a backup
+    force: bool = False  # over uncommitted git changes, a read-only or hard-linked file
+    patch: Path | None = None  # the folder for the patch and its record (or the failure's record)
+    pr: bool = False  # a branch and a draft pull request
+    issue: bool = False  # an issue when no fix is found
+    issue_detail: delivery.Detail = "reference"
+    repo: str | None = None
+    api_url: str | None = None
+    token_env: str = "GITHUB_TOKEN"
+    remote: str = "origin"
+    base: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Keeping:
+        """The options ``add_heal_options`` added, as parsed."""
+        return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
+
+
+Args = Keeping | argparse.Namespace  # the heal's keeping options, or the deliver command's arguments
 
 
 def add_github_options(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +95,7 @@ def add_deliver_command(commands: Any) -> None:
     deliver.set_defaults(run=run_deliver)
 
 
-def _github(args: argparse.Namespace) -> GitHub:
+def _github(args: Args) -> GitHub:
     if not args.repo:
         raise RegrowError("--repo OWNER/NAME is needed to talk to GitHub")
     api = args.api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API
@@ -83,7 +109,7 @@ def _git() -> Git:
     return git
 
 
-def after_fix(args: argparse.Namespace, target: Target, result: RepairResult, checks: Sequence[Any],
+def after_fix(args: Keeping, target: Target, result: RepairResult, checks: Sequence[Any],
               store: Store | None, out: TextIO) -> int:
     """Keep the fix as asked; 0, or :data:`UNDELIVERED` with the reason on stderr."""
     import tempfile
@@ -112,7 +138,7 @@ def after_fix(args: argparse.Namespace, target: Target, result: RepairResult, ch
         return code
 
 
-def after_failure(args: argparse.Namespace, target: Target, result: RepairResult, store: Store | None,
+def after_failure(args: Keeping, target: Target, result: RepairResult, store: Store | None,
                   out: TextIO) -> None:
     """Record and escalate a failure that could not be repaired, as asked (a failure here is reported)."""
     try:
@@ -133,7 +159,7 @@ def run_deliver(args: argparse.Namespace, out: TextIO) -> int:
     return _deliver_records(args, args.folder, None, out)
 
 
-def _deliver_records(args: argparse.Namespace, folder: Path, names: list[str] | None, out: TextIO) -> int:
+def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: TextIO) -> int:
     try:
         found = [(record, patch) for record, patch in prov.read(folder)
                  if names is None or f"{record.name}.json" in names]
@@ -156,7 +182,7 @@ def _deliver_records(args: argparse.Namespace, folder: Path, names: list[str] | 
     return UNDELIVERED if any(done.status == "failed" for done in delivered) else 0
 
 
-def _one(args: argparse.Namespace, record: prov.Record, patch: bytes | None, git: Git | None,
+def _one(args: Args, record: prov.Record, patch: bytes | None, git: Git | None,
          github: GitHub) -> delivery.Delivered:
     try:
         if record.kind == "fix" and git is not None and patch is not None:

@@ -27,7 +27,7 @@ from ._report import evidence_text
 from ._writeback import plan, write_back, written_text
 
 if TYPE_CHECKING:
-    from ._session import RepairResult
+    from ._result import RepairResult
     from ._store import Store
     from ._target import Target
 

@@ -27,7 +27,7 @@ import types
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._checks import CheckFailed, _call, _fresh
+from ._checks import BaseCheck, Check, CheckFailed, _call, _fresh
 from ._evaluate import evaluating
 from ._plain import digest, encode, type_name
 
@@ -120,7 +120,7 @@ def original_job(target: Target, calls: Sequence[CallArgs]) -> dict[str, Any]:
     return {"keys": keys, "mutates": mutates}
 
 
-class Differential:
+class Differential(BaseCheck):
     """The guard as a check: see the module docstring. ``expected`` holds the original's keys."""
 
     name = "differential"
@@ -133,7 +133,7 @@ class Differential:
         self.expected = [key for _, key in kept]
         self.strict = strict
 
-    def split(self) -> list[Any]:
+    def split(self) -> list[Check]:
         """No runs for fault localization: this guard is not evidence of where the fault is (and its
         quick calls would pull the engine's time limit per candidate down to the floor)."""
         return []

@@ -1,6 +1,6 @@
 """How much evidence goes where: a typed policy per destination (disk, provider, issue).
 
-Every section of a :class:`~regrow.Failure` (arguments, locals, environment, logs, source,
+Every section of a :class:`~regrow.extend.Failure` (arguments, locals, environment, logs, source,
 traceback) is either sent to a destination or *withheld* from it. A withheld section is absent —
 the destination is told it exists and was kept back — which is not the same as an empty one
 (nothing was captured). The same redaction runs for every destination, once, at capture; the

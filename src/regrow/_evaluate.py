@@ -77,7 +77,7 @@ def evaluate(target: Target, source: str, checks: Sequence[Check],
                 if passes_unrun(check.name):  # the original passed it without reaching what the candidate changed
                     passed.append(check.name)
                     continue
-                recorder = Recorder(subject) if getattr(check, "replayable", False) else None
+                recorder = Recorder(subject) if check.replayable else None
                 if recorder is not None:
                     transcript.append([check.name, recorder.calls])
                 try:

@@ -17,7 +17,7 @@ from . import _gather as gather
 from ._disclosure import Destination, evidence_policy
 from ._logbuffer import failure_logs
 from ._redact import redact_text
-from ._render import Budget, render
+from ._render import ReprBudget, render
 from ._request import HealingRequested
 from ._wrapper import WRAPPER_FILE
 
@@ -31,8 +31,8 @@ def safe_repr(value: Any) -> str:
     return render(value)
 
 
-def _evidence(values: Mapping[str, Any], budget: Budget | None = None) -> dict[str, str]:
-    return gather.values(values, budget or Budget(), limit=gather.LOCALS)
+def _evidence(values: Mapping[str, Any], budget: ReprBudget | None = None) -> dict[str, str]:
+    return gather.values(values, budget or ReprBudget(), limit=gather.LOCALS)
 
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")

@@ -14,7 +14,7 @@ from typing import Any
 
 from ._disclosure import EvidencePolicy
 from ._redact import MASK, is_secret_name, is_secret_variable, redact_text
-from ._render import Budget, cut, render
+from ._render import ReprBudget, cut, render
 
 CAUSES = 5  # chained exceptions followed
 ATTRIBUTES = 12  # attributes of one exception
@@ -24,7 +24,7 @@ _PLAIN_ATTRIBUTES = frozenset({"args", "with_traceback", "add_note", "__notes__"
                                "__context__", "__suppress_context__", "reason", "details"})
 
 
-def values(named: Mapping[str, Any], budget: Budget, limit: int = LOCALS) -> dict[str, str]:
+def values(named: Mapping[str, Any], budget: ReprBudget, limit: int = LOCALS) -> dict[str, str]:
     """Each value rendered and redacted (by its name, then by what it looks like); dunders left out."""
     shown: dict[str, str] = {}
     for name, value in named.items():
@@ -37,7 +37,7 @@ def values(named: Mapping[str, Any], budget: Budget, limit: int = LOCALS) -> dic
     return shown
 
 
-def attributes(exc: BaseException, budget: Budget) -> dict[str, str]:
+def attributes(exc: BaseException, budget: ReprBudget) -> dict[str, str]:
     """The exception's own attributes (``response``, ``status_code``, ``errno``…), from its ``__dict__``."""
     try:
         own = dict(object.__getattribute__(exc, "__dict__"))
@@ -47,7 +47,7 @@ def attributes(exc: BaseException, budget: Budget) -> dict[str, str]:
     return values(named, budget, ATTRIBUTES)
 
 
-def causes(exc: BaseException, budget: Budget) -> tuple[str, ...]:
+def causes(exc: BaseException, budget: ReprBudget) -> tuple[str, ...]:
     """The chain below ``exc`` (``__cause__``, else a ``__context__`` not suppressed), one line each."""
     found: list[str] = []
     seen = {id(exc)}
@@ -66,7 +66,7 @@ def causes(exc: BaseException, budget: Budget) -> tuple[str, ...]:
     return tuple(found)
 
 
-def frames_between(frames: Sequence[tuple[types.FrameType, int]], own: int, budget: Budget,
+def frames_between(frames: Sequence[tuple[types.FrameType, int]], own: int, budget: ReprBudget,
                    hidden: tuple[str, ...]) -> tuple[str, ...]:
     """The frames after the user's own (index ``own``), up to the raise: ``helper() at file:line: a=1, b=2``."""
     shown = []
@@ -91,8 +91,8 @@ def environment(policy: EvidencePolicy) -> dict[str, str]:
     return shown
 
 
-def budget_of(policy: EvidencePolicy) -> Budget:
-    return Budget(policy.repr_budget, policy.value_limit, policy.redaction.render)
+def budget_of(policy: EvidencePolicy) -> ReprBudget:
+    return ReprBudget(policy.repr_budget, policy.value_limit, policy.redaction.render)
 
 
 def _where(exc: BaseException) -> str:

@@ -1,8 +1,8 @@
 """A healed function's state (:class:`Healing`): what a failure, a rejected result or a failed test does.
 
-The decorator that makes it is :mod:`._decorator`. Only the parts are assembled here (target,
-failure, checks, proposers, sandbox, session); no repair logic lives here beyond deciding *whether*
-a failure starts a session.
+The decorator that makes it is :mod:`._decorator`. The failure and its checks are gathered here and
+handed to the one assembly (:func:`regrow._assembly.run_repair`); no repair logic lives here beyond
+deciding *whether* a failure starts a repair (the cooldown) and what a fix changes for the wrapper.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ._assembly import RepairRequest, run_repair
 from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from ._config import SWITCHES
 from ._delivery import Keeper, WriteBackMode
@@ -28,11 +29,9 @@ from ._failure import Failure, capture_exception, check_failure
 from ._generators import aresume, remake, resume
 from ._install import installed
 from ._ledger import note as _note
-from ._ledger import refused_result
 from ._logbuffer import pin_scope
-from ._options import Options, default_sandbox
-from ._policy import prepare
-from ._session import RepairResult, Session
+from ._options import Options
+from ._result import RepairResult
 from ._snapshot import Snapshot, put_back, take_snapshot
 from ._target import Target
 from ._wrapper import NONE, RAISE, RETRY
@@ -195,31 +194,11 @@ class Healing:
         checks = [replay, *self._regressions, *(TestCallable(t) for t in self.options.tests)]
         if self._recorded:
             checks.append(Recorded(list(self._recorded)))
-        sandbox = self.options.sandbox or default_sandbox()
-        oracle = self.options.oracle
-        refused = snapshot if isinstance(snapshot, str) else ""
-        if not refused:
-            checks, refused = prepare(self.target, failure, exc, checks, sandbox, oracle=oracle,
-                                      snapshot=snapshot is True)
-        if refused:
-            result = refused_result(self.target.qualname, failure, refused, self.options)
-            self.results.append(result)
-            self._cooldown[fingerprint] = now + self.options.cooldown
-            return result
         running = self.func.__code__
-        session = Session(
-            self.target, failure, checks, self.options.chain(),
-            sandbox=sandbox,
-            budget=self.options.budget,
-            on_event=self.options.on_event,
-            rebind=self._rebind,
-            store=self.options.store,
-            oracle=oracle,
-        )
-        result = session.run(install=True)
+        result = run_repair(RepairRequest(self.target, failure, tuple(checks), self.options, raised=exc,
+                                          snapshot=snapshot, rebind=self._rebind, keep=self._keep))
         self.results.append(result)
         if result.ok:
-            self.keeper.proven(session.target, result, session.checks, self.options.store)
             self._replaced = running  # what a generator's caller was iterating (see resume)
             clear = getattr(self.entry, "cache_clear", None)
             if callable(clear):  # an lru_cache between heal and the def kept results of the old code
@@ -233,6 +212,9 @@ class Healing:
         else:
             self._cooldown[fingerprint] = now + self.options.cooldown
         return result
+
+    def _keep(self, target: Target, result: RepairResult, checks: Sequence[Check]) -> None:
+        self.keeper.proven(target, result, checks, self.options.store)
 
     def write_back(self, mode: WriteBackMode = "apply", *, force: bool = False) -> Path | None:
         """Keep this function's fixes as ``mode`` says from now on (``"off"``, ``"patch"``, ``"apply"``); a fix

@@ -23,7 +23,7 @@ import time
 from ._events import Event, emit
 from ._ledger import note
 from ._options import Options
-from ._session import RepairResult
+from ._result import RepairResult
 
 log = logging.getLogger("regrow")
 

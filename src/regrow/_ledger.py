@@ -10,7 +10,7 @@ import sys
 from ._events import Event, emit
 from ._failure import Failure
 from ._options import Options
-from ._session import RepairResult
+from ._result import RepairResult
 
 log = logging.getLogger("regrow")
 

@@ -9,15 +9,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from ._cache import CacheProposer
 from ._chain import default_chain
 from ._delivery import WriteBackMode, check_mode
 from ._engine import Engine
 from ._events import EventHandler
 from ._proposer import Proposer
+from ._result import Budget
 from ._sandbox import PoolSandbox, Sandbox, make_sandbox
 from ._sandbox import default_sandbox as platform_sandbox
-from ._session import Budget
-from ._store import CacheProposer, Store
+from ._store import Store
 
 OnFailure = Literal["raise", "return_none"]
 SandboxMode = Literal["fork", "inprocess"]
@@ -56,6 +57,9 @@ class Options:
     write_back: WriteBackMode = "off"  # what a proven fix is kept as (see regrow._delivery)
     install_missing: bool = False  # install a missing module from allow_install (see regrow._install)
     allow_install: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Where the engine's own edits are proven (``None``: in ``sandbox``). The command and the benchmark
+    # keep the in-process fast path for them; a model's candidates always go to ``sandbox``.
+    engine_sandbox: Sandbox | None = None
 
     @property
     def oracle(self) -> bool:
@@ -71,25 +75,28 @@ class Options:
 
 def make_options(
     *,
-    verify: Callable[[Any], object] | None,
-    tests: Sequence[Test],
-    proposers: Sequence[Proposer] | None,
-    model: str | None,
-    sandbox: Sandbox | SandboxMode | None,
-    max_candidates: int,
-    max_attempts: int,
-    timeout: float,
-    candidate_timeout: float,
-    on_failure: OnFailure,
-    on_event: EventHandler | Sequence[EventHandler] | None,
-    cooldown: float,
-    store: str | Path | Store | None,
+    verify: Callable[[Any], object] | None = None,
+    tests: Sequence[Test] = (),
+    proposers: Sequence[Proposer] | None = None,
+    model: str | None = None,
+    sandbox: Sandbox | SandboxMode | None = None,
+    max_candidates: int = 2000,
+    max_attempts: int = 3,
+    timeout: float = 60.0,
+    candidate_timeout: float = 2.0,
+    on_failure: OnFailure = "raise",
+    on_event: EventHandler | Sequence[EventHandler] | None = None,
+    cooldown: float = 300.0,
+    store: str | Path | Store | None = None,
     record: int = 0,
     write_back: WriteBackMode = "off",
     install_missing: bool = False,
     allow_install: Mapping[str, str] | None = None,
     jobs: int | None = None,
 ) -> Options:
+    """The options checked, as ``@heal`` takes them: the one place they are spelled with their defaults
+    (``heal``'s typed signature and ``repair()`` pass theirs through here; the command and the agent
+    tools build theirs here too)."""
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
     if verify is not None and not callable(verify):

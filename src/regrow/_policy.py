@@ -135,7 +135,7 @@ def untrusted_without_oracle(origin: str) -> str:
             f"original's results near the failure); a candidate from {origin} needs an oracle")
 
 
-def prepare(target: Target, failure: Failure, exc: BaseException | None, checks: Sequence[Check],
+def admit(target: Target, failure: Failure, exc: BaseException | None, checks: Sequence[Check],
             sandbox: Sandbox, *, oracle: bool, snapshot: bool) -> tuple[list[Check], str]:
     """The checks a session for ``failure`` proves fixes with, or the reason no session may run.
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ._candidate import file_text_with
-from ._checks import CheckFailed, SingleTest
+from ._checks import BaseCheck, CheckFailed, SingleTest
 from ._pytest_runner import Suite, TestResult
 from ._sandbox import SandboxTimeout
 from ._target import Target
@@ -160,7 +160,7 @@ def _run_limited(suite: Suite, nodeid: str, timeout: float | None) -> TestResult
     return result
 
 
-class SomeTests:
+class SomeTests(BaseCheck):
     """A check of some collected tests of a suite (those that can see a candidate), run in order."""
 
     __test__ = False

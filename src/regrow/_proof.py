@@ -102,7 +102,7 @@ def _replay_checks(checks: Sequence[Any], transcript: Any, target: Target) -> tu
     records = {entry[0]: entry[1] for entry in transcript
                if type(entry) is list and len(entry) == 2 and type(entry[0]) is str and type(entry[1]) is list}
     for check in checks:
-        if not getattr(check, "replayable", False):
+        if not check.replayable:
             continue
         calls = records.get(check.name)
         if calls is None:

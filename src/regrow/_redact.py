@@ -138,7 +138,3 @@ def is_secret_variable(name: str, value: str) -> bool:
         return True
     return bool(_SECRET_PREFIX.match(value)) or any(pattern.search(value) for pattern in _VALUE_PATTERNS)
 
-
-def redact_value(name: str, text: str) -> str:
-    """The repr ``text`` of a value bound to ``name``, redacted."""
-    return MASK if is_secret_name(name) else redact_text(text)

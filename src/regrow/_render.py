@@ -36,7 +36,7 @@ def _sandbox() -> InProcessSandbox:
     return InProcessSandbox()
 
 
-class Budget:
+class ReprBudget:
     """The time one capture may spend in the user's ``repr`` methods; ``limit``: characters a value."""
 
     def __init__(self, seconds: float = BUDGET_SECONDS, limit: int = 400,
@@ -50,9 +50,9 @@ class Budget:
         return self.end - time.monotonic()
 
 
-def render(value: object, budget: Budget | None = None) -> str:
+def render(value: object, budget: ReprBudget | None = None) -> str:
     """``value`` as bounded text: at most ``budget.limit`` characters, never raising."""
-    budget = budget or Budget()
+    budget = budget or ReprBudget()
     try:
         text = _render(value, budget, DEPTH)
     except Exception as exc:  # nothing about one value may break a capture
@@ -71,7 +71,7 @@ def _type(value: object) -> str:
     return name if module in ("builtins", "") else f"{module.split('.')[0]}.{name}"
 
 
-def _render(value: object, budget: Budget, depth: int) -> str:
+def _render(value: object, budget: ReprBudget, depth: int) -> str:
     if budget.hook is not None:
         shown = _hooked(value, budget)
         if shown is not None:
@@ -118,7 +118,7 @@ def _bytes(data: bytes | bytearray | memoryview) -> str:
     return repr(bytes(data)) if size <= STRING // 2 else f"<{size} bytes> {head!r}..."
 
 
-def _container(value: Any, budget: Budget, depth: int) -> str:
+def _container(value: Any, budget: ReprBudget, depth: int) -> str:
     size = len(value)
     name = type(value).__name__
     if depth <= 0:
@@ -155,7 +155,7 @@ def _array(value: object) -> str:
     return f"<{_type(value)} {' '.join(parts)}>" if parts else f"<{_type(value)}>"
 
 
-def _fields(value: object, budget: Budget, depth: int, names: list[str]) -> str:
+def _fields(value: object, budget: ReprBudget, depth: int, names: list[str]) -> str:
     """``Type(a=…, b=…)`` from the instance's own ``__dict__`` (no property or ``__getattr__`` runs)."""
     try:
         own = object.__getattribute__(value, "__dict__")
@@ -168,7 +168,7 @@ def _fields(value: object, budget: Budget, depth: int, names: list[str]) -> str:
     return f"{_type(value)}({', '.join(shown)})"
 
 
-def _user_repr(value: object, budget: Budget, depth: int) -> str:
+def _user_repr(value: object, budget: ReprBudget, depth: int) -> str:
     with budget.lock:  # one user repr at a time, each within what is left of the budget
         left = min(REPR_SECONDS, budget.left())
         outcome = _sandbox().call(repr, value, limits=Limits(timeout=left)) if left > 0 else None
@@ -192,7 +192,7 @@ def _builtin_repr(value: object, limit: int) -> str:
         return f"<{_type(value)} (repr raised {type(exc).__name__})>"
 
 
-def _hooked(value: object, budget: Budget) -> str | None:
+def _hooked(value: object, budget: ReprBudget) -> str | None:
     hook = budget.hook
     assert hook is not None
     try:

@@ -9,15 +9,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._assembly import RepairRequest, run_repair
 from ._checks import Check, CheckFailed, Replay, TestCallable, _run_coroutine, annotation_oracle
 from ._events import EventHandler
 from ._failure import Failure, capture_exception, check_failure
-from ._ledger import refused_result
-from ._options import SandboxMode, Test, default_sandbox, make_options
-from ._policy import prepare
+from ._options import SandboxMode, Test, make_options
 from ._proposer import Proposer
+from ._result import RepairResult
 from ._sandbox import Sandbox
-from ._session import RepairResult, Session
 from ._store import Store
 from ._target import Target
 from ._unwrap import unwrap
@@ -64,14 +63,9 @@ def repair(
     if failure is None:
         return RepairResult(True, raw.__qualname__, None, reason="nothing to repair: every check passed",
                             value=_run(raw, args, kwargs))
-    target, sandbox_used = Target.of(raw), options.sandbox or default_sandbox()
-    checks, refused = prepare(target, failure, exc, checks, sandbox_used, oracle=options.oracle,
-                              snapshot=_copyable(args, kwargs))
-    if refused:
-        return refused_result(target.qualname, failure, refused, options)
-    session = Session(target, failure, checks, options.chain(), sandbox=sandbox_used, budget=options.budget,
-                      on_event=options.on_event, store=options.store, oracle=options.oracle)
-    result = session.run(install=install)
+    request = RepairRequest(Target.of(raw), failure, tuple(checks), options, raised=exc,
+                            snapshot=_copyable(args, kwargs), install=install)
+    result = run_repair(request)
     if result.ok and install:
         result.value = _run(raw, args, kwargs)
     return result

@@ -12,6 +12,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ._cache import cache_key
 from ._candidate import Candidate, unified_diff
 from ._checks import Check, Verdict
 from ._evaluate import clear_caches
@@ -19,62 +20,14 @@ from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
 from ._proposer import Attempt, Proposer, Request
+from ._result import Budget, RepairResult
 from ._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from ._scrub import Scrubber
-from ._store import Store, cache_key
+from ._store import Store
 from ._target import InstallMode, Target
 from ._writes import probe
 
 log = logging.getLogger("regrow")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Budget:
-    """How much one session may spend."""
-
-    max_candidates: int = 2000  # candidates judged, over all proposers
-    max_attempts: int = 3  # model calls a model proposer may make
-    timeout: float = 60.0  # wall-clock seconds for the whole session
-    candidate_timeout: float = 2.0  # wall-clock seconds for one candidate's checks
-    jobs: int | None = None  # workers judging candidates at once (None: every core)
-
-
-@dataclasses.dataclass
-class RepairResult:
-    """How a repair went: the fix (if any), the verdicts that led to it and why it stopped."""
-
-    ok: bool
-    target: str
-    failure: Failure | None
-    fix: Candidate | None = None
-    verdict: Verdict | None = None
-    history: list[Attempt] = dataclasses.field(default_factory=list)
-    duration: float = 0.0
-    reason: str = ""
-    diff: str = ""
-    installed: InstallMode | None = None
-    value: Any = None  # what the repaired call returned (``repair()`` only)
-    screened: int = 0  # candidates a proposer judged itself (the engine) before offering any
-    trusted: bool = False  # the fix came from a proposer that trusts it (the engine, the cache of its fixes)
-
-    @property
-    def candidates(self) -> int:
-        return len(self.history)
-
-    def ledger(self, limit: int = 8) -> str:
-        """A short human-readable account of the attempts, for notes and logs."""
-        screened = f", {self.screened} screened by the engine" if self.screened else ""
-        head = f"regrow: {'repaired' if self.ok else 'could not repair'} {self.target} " \
-               f"({self.candidates} candidates proven{screened}, in {self.duration:.2f}s)"
-        if self.reason:
-            head += f": {self.reason}"
-        rejected = [a for a in self.history if not a.verdict.ok]
-        lines = [head]
-        for attempt in rejected[:limit]:
-            lines.append(f"  - {attempt.candidate.describe()}: {attempt.verdict.check}: {attempt.verdict.reason}")
-        if len(rejected) > limit:
-            lines.append(f"  ... and {len(rejected) - limit} more rejected candidates")
-        return "\n".join(lines)
 
 
 class Session:

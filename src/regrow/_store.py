@@ -4,32 +4,25 @@ A proven fix is remembered under (hash of the target's source, failure fingerpri
 the checks), so the same failure of the same code is fixed again without a search — and still
 proven by the checks before it is installed. Every session and every verdict go to the ledger.
 
-A fix keeps its origin: a cached fix comes back as a candidate of the proposer that wrote it (a
-model's, say), and the cache proposer trusts it only where the store's own record says regrow's
-engine wrote it, so a cached model fix is railed, capability-checked and proven twice like any
-model fix.
+A fix keeps its origin, and only a trusted proposer's fix is stored as the engine's: the cache
+proposer (``_cache``) trusts a fix only where this record says regrow's engine wrote it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._candidate import Candidate
 
 if TYPE_CHECKING:
-    from ._checks import Check
-    from ._proposer import Request
-    from ._session import RepairResult
-    from ._target import Target
+    from ._result import RepairResult
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS fixes (
@@ -69,19 +62,6 @@ CREATE INDEX IF NOT EXISTS sessions_by_fingerprint ON sessions(fingerprint, crea
 ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see _engine._plan)
 # What an engine-labelled fix is stored as when the proposer that offered it was not trusted.
 _UNTRUSTED_ENGINE_LABEL = "unknown (labelled engine by an untrusted proposer)"
-
-
-def source_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def checks_identity(checks: Sequence[Check]) -> str:
-    """What the checks are, by name (not by their arguments): the same tests, the same verify."""
-    return hashlib.sha256("\0".join(sorted({c.name for c in checks})).encode()).hexdigest()[:16]
-
-
-def cache_key(target: Target, fingerprint: str, checks: Sequence[Check]) -> str:
-    return f"{source_hash(target.source)}:{fingerprint}:{checks_identity(checks)}"
 
 
 class Store:
@@ -175,10 +155,6 @@ class Store:
         names = ("id", "qualname", "fingerprint", "ok", "reason", "candidates", "duration", "fix", "created")
         return [dict(zip(names, row, strict=True)) for row in rows]
 
-    def export(self) -> str:
-        """The whole ledger as JSON (for reports and issue bodies)."""
-        return json.dumps(self.sessions(), indent=2)
-
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
         _close_all(self._all, self._all_lock)
@@ -190,30 +166,3 @@ def _close_all(connections: list[sqlite3.Connection], lock: threading.Lock) -> N
         for db in connections:
             db.close()
         connections.clear()
-
-
-class CacheProposer:
-    """Offers the remembered fix for this (source, failure, checks), if there is one.
-
-    It is not trusted as a whole (``trusted = False``): :meth:`trusts` decides per candidate, from the
-    store's record of who wrote it, never from the label the candidate carries.
-    """
-
-    name = "cache"
-    trusted = False
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._keys: dict[str, str] = {}  # source of a candidate offered -> the key it was stored under
-
-    def propose(self, request: Request) -> Iterator[Candidate]:
-        key = cache_key(request.target, request.failure.fingerprint, request.checks)
-        found = self.store.lookup(key)
-        if found is not None:
-            self._keys[found.source] = key
-            yield found
-
-    def trusts(self, candidate: Candidate) -> bool:
-        """Whether ``candidate`` is a fix this cache offered that the store records as the engine's."""
-        key = self._keys.get(candidate.source)
-        return key is not None and self.store.origin(key, candidate.source) == ENGINE_ORIGIN

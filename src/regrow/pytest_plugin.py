@@ -11,7 +11,8 @@ run each marked target whose tests failed is repaired by ``regrow heal`` in a se
 nested pytest would share this run's state), and the diff is shown in the terminal summary.
 ``--heal-apply`` also writes the fix back (with a backup); ``--heal-patch DIR`` writes each fix as a
 patch with its provenance record, and each failure that was not fixed as a record (``regrow
-deliver DIR`` turns them into draft pull requests and issues; see docs/delivery.md).
+deliver DIR`` turns them into draft pull requests and issues; see docs/delivery.md). ``--heal-model
+MODEL`` tries a model after the engine, as ``regrow heal --model`` does.
 
 The oracle of a target is every test of it that this run can vouch for: its failing marked tests
 (what the fix must repair) and every test that passed here among its marked tests and all tests of
@@ -73,6 +74,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="like --heal, and write each fix as a patch and its provenance record into DIR")
     group.addoption("--heal-force", action="store_true", default=False,
                     help="with --heal-apply: write over files with uncommitted git changes")
+    group.addoption("--heal-model", default=None, metavar="MODEL",
+                    help="a model to try after the engine, e.g. openai:gpt-5 (see docs/llm.md); its candidates are "
+                         "proven in the default sandbox, as regrow heal --model proves them")
     group.addoption("--heal-timeout", type=float, default=300.0, metavar="SECONDS",
                     help="time for each target's repair (default 300)")
 
@@ -117,6 +121,8 @@ class Healer:
                    "--rootdir", str(config.rootpath)]
         for node in oracle.node_ids:
             command += ["--test", node]
+        if config.getoption("heal_model"):
+            command += ["--model", str(config.getoption("heal_model"))]
         if config.getoption("heal_apply"):
             command.append("--apply")
         if config.getoption("heal_force"):

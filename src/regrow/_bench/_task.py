@@ -23,6 +23,7 @@ import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .._assembly import RepairRequest, run_repair
 from .._checks import Check, PytestTests
 from .._engine import OPERATORS, Engine
 from .._engine._localize import Spectrum, record, split_checks, trace_job
@@ -31,11 +32,11 @@ from .._errors import RegrowError, TargetError
 from .._evaluate import evaluate
 from .._failure import check_failure
 from .._locate import attribute, blame, describe, import_apart, is_path, resolve, split
-from .._options import default_sandbox
+from .._options import Options
 from .._proposer import Proposer
 from .._pytest_runner import CollectionError
+from .._result import Budget
 from .._sandbox import InProcessSandbox
-from .._session import Budget, Session
 from .._source import definition
 from .._target import Target
 from .._unwrap import unwrap
@@ -133,9 +134,10 @@ def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: l
     failure = check_failure("test", target.func, failing.reason, lineno=failing.failing_line)
     budget = Budget(max_candidates=max_candidates, timeout=max(deadline - time.monotonic(), 1.0),
                     candidate_timeout=max(2.0, 20 * baseline.passing_time()), jobs=workers)
-    # The model's candidates in the fork sandbox, as @heal proves them; the engine's edits in process.
-    outcome = Session(target, failure, [tests], proposers, sandbox=default_sandbox(), engine_sandbox=InProcessSandbox(),
-                      budget=budget).run(install=False)
+    # The one assembly, as the command runs it: the tests are the oracle, a model's candidates are proven
+    # in the default sandbox, the engine's edits in process.
+    options = Options(proposers=tuple(proposers), budget=budget, engine_sandbox=InProcessSandbox())
+    outcome = run_repair(RepairRequest(target, failure, (tests,), options, oracle=True, install=False))
     stats = next((p.last_stats.as_dict() for p in proposers if isinstance(p, Engine)), {})
     result: dict[str, Any] = {"engine": stats, "candidates": stats.get("evaluated", 0) or outcome.candidates,
                               "session_candidates": outcome.candidates}

@@ -56,9 +56,7 @@ def failing_first(checks: Sequence[Check], spectrum: Spectrum | None) -> None:
         return
     cost = {run.check: (-1.0 if not run.passed else 0.0) for run in spectrum.runs}
     for check in checks:
-        prefer = getattr(check, "prefer", None)
-        if callable(prefer):
-            prefer(cost)
+        check.prefer(cost)
 
 
 class Judges:

@@ -142,8 +142,7 @@ def split_checks(checks: Sequence[Check]) -> list[Check]:
     """Checks at the finest grain they offer (one per test for a pytest check), cheapest first."""
     fine: list[Check] = []
     for check in sorted(checks, key=lambda c: c.cost):
-        split = getattr(check, "split", None)
-        fine.extend(split() if callable(split) else [check])
+        fine.extend(check.split())
     return fine
 
 

@@ -12,7 +12,7 @@ same fork (:func:`regrow._sandbox._afterfork.fork_armed`), the same setup and gu
 Landlock, capabilities, and for untrusted jobs the seccomp filter and the audit hook), the same
 result frame (:func:`regrow._sandbox._child.run_job`), read by the same reader
 (:class:`regrow._sandbox._channel.Collector`) and turned into an outcome by the same verdict
-(:func:`regrow._sandbox._fork.assemble`): what the hook refused, a failed setup, a broken or forged
+(:func:`regrow._sandbox._process.assemble`): what the hook refused, a failed setup, a broken or forged
 channel, an overrun, how the child ended. What differs is the life: it reads one job after another
 from a request pipe, so the fork is paid once, not per candidate.
 
@@ -44,7 +44,7 @@ from .._sandbox._base import Outcome, clean
 from .._sandbox._channel import ChannelError, Collector, check_plain, encode, write_frame
 from .._sandbox._child import MESSAGE_LIMIT
 from .._sandbox._child import setup as child_setup
-from .._sandbox._fork import assemble, kill_group, result_outcome, wait
+from .._sandbox._process import assemble, kill_group, result_outcome, wait
 from ._serve import REPLY_LIMIT, serve
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with

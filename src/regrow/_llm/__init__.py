@@ -4,7 +4,7 @@ Importing this package imports no SDK; each provider's SDK (an extra: ``regrow[o
 ``regrow[anthropic]``, ``regrow[gemini]``, ``regrow[litellm]``) is imported on the first call.
 """
 
-from ._accounting import DEFAULT_PRICES, Limits, Usage, process_usage
+from ._accounting import DEFAULT_PRICES, ModelLimits, Usage, process_usage
 from ._proposer import LLMProposer
 from ._providers import PRESETS, proposer_for, transport_for
 from ._retry import RetryPolicy
@@ -15,7 +15,7 @@ __all__ = [
     "PRESETS",
     "Chat",
     "LLMProposer",
-    "Limits",
+    "ModelLimits",
     "Reply",
     "RetryPolicy",
     "Transport",

@@ -76,8 +76,9 @@ class Usage:
 
 
 @dataclasses.dataclass(frozen=True)
-class Limits:
-    """Budgets for model calls. ``None`` means unlimited.
+class ModelLimits:
+    """Budgets for model calls. ``None`` means unlimited. (Named apart from the sandbox's ``Limits``, the
+    resources of one sandboxed call: ``regrow.llm.Limits`` and ``regrow.Limits`` meant different things.)
 
     ``max_calls``, ``max_tokens`` (input + output) and ``max_cost`` (USD) are per repair session;
     ``max_calls_per_failure_per_hour`` counts calls for one failure fingerprint in this process over
@@ -105,12 +106,11 @@ def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
 class Ledger:
     """Process-wide totals and the per-fingerprint call times; safe across threads."""
 
-    __slots__ = ("_by_model", "_lock", "_recent", "_total")
+    __slots__ = ("_lock", "_recent", "_total")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._total = Usage()
-        self._by_model: dict[str, Usage] = {}
         self._recent: dict[str, collections.deque[float]] = {}
 
     def calls_within_hour(self, fingerprint: str, now: float) -> int:
@@ -129,20 +129,14 @@ class Ledger:
     def record(self, model: str, usage: Usage) -> None:
         with self._lock:
             self._total.add(usage)
-            self._by_model.setdefault(model, Usage()).add(usage)
 
     def total(self) -> Usage:
         with self._lock:
             return self._total.copy()
 
-    def by_model(self) -> dict[str, Usage]:
-        with self._lock:
-            return {model: usage.copy() for model, usage in self._by_model.items()}
-
     def reset(self) -> None:
         with self._lock:
             self._total = Usage()
-            self._by_model.clear()
             self._recent.clear()
 
 
@@ -160,7 +154,7 @@ class Meter:
     def __init__(
         self,
         origin: str,
-        limits: Limits,
+        limits: ModelLimits,
         price: Price | None,
         fingerprint: str,
         *,

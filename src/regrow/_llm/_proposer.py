@@ -26,7 +26,7 @@ from .._candidate import Candidate
 from .._errors import ProposerError
 from .._events import Event, EventType, emit
 from .._proposer import Request
-from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Limits, Meter, Price, Usage, price_of
+from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Meter, ModelLimits, Price, Usage, price_of
 from ._compact import EVIDENCE_BUDGET, reply_cap
 from ._evidence import Evidence, gather
 from ._parse import Parsed, Rules, parse_reply
@@ -45,7 +45,7 @@ _CLIMBS = 6  # rungs tried for a prompt that differs from every one sent, before
 
 
 class LLMProposer:
-    """A :class:`~regrow.Proposer` backed by a language model behind a transport.
+    """A :class:`~regrow.extend.Proposer` backed by a language model behind a transport.
 
     Build one with :func:`regrow.llm.proposer_for` (``"openai:gpt-5"``, …). Sampling parameters
     (``temperature``, ``seed``, ``max_tokens`` and any others in ``params``) are passed to the
@@ -78,7 +78,7 @@ class LLMProposer:
         max_tokens: int | None = 4096,
         params: Mapping[str, Any] | None = None,
         stream: bool | None = None,
-        limits: Limits | None = None,
+        limits: ModelLimits | None = None,
         retry: RetryPolicy | None = None,
         prices: Mapping[str, Price] | None = None,
         token_budget: int = 6000,
@@ -96,7 +96,7 @@ class LLMProposer:
         sampling = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         self.params = {**{k: v for k, v in sampling.items() if v is not None}, **dict(params or {})}
         self.stream = stream
-        self.limits = limits or Limits()
+        self.limits = limits or ModelLimits()
         self.retry = retry or RetryPolicy()
         table = {**DEFAULT_PRICES, **dict(prices or {})}
         self.price = (0.0, 0.0) if transport.provider in FREE_PROVIDERS else price_of(transport.model, table)

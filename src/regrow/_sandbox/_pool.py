@@ -29,7 +29,7 @@ from typing import Any
 from . import _guard
 from ._base import Limits, Outcome, clean, masked, scratch_folder
 from ._channel import ChannelError, Collector, encode, write_frame
-from ._fork import OUTPUT_LIMIT, assemble, importable, unplain
+from ._process import OUTPUT_LIMIT, assemble, importable, unplain
 from ._zygote import DONE_ROOM, empty_folder, worker_main
 
 __all__ = ["PoolSandbox", "guard_key", "worker_main"]

@@ -27,7 +27,7 @@ from ._channel import (
     write_frame,
 )
 from ._child import close_all_but, flush_stdio
-from ._fork import Forker, kill_group, wait
+from ._process import Forker, kill_group, wait
 
 _SERVER_GRACE = 5.0  # seconds the host allows a fork server beyond the call's own limit
 

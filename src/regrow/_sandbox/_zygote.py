@@ -34,7 +34,7 @@ from . import _guard, _hook, _kernel, _seccomp
 from ._base import Limits
 from ._channel import HEADER, ChannelError, FrameReader, budget_for, decode, encode, resolve_ref, write_frame
 from ._child import close_all_but, flush_stdio, run_job
-from ._fork import kill_group, wait
+from ._process import kill_group, wait
 
 DONE_ROOM = 4096  # of a call's decode budget, kept for the worker's own done frame
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
