@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ._differential import Differential, original_job
+from ._environ import Keep, kept
 from ._nearby import nearby
 from ._sandbox import Limits, Sandbox
 
@@ -98,15 +99,18 @@ class Guard:
     mutates: bool = False  # the original changes its arguments when it runs
 
 
-def guard(target: Target, failure: Failure, sandbox: Sandbox, *, strict: bool, snapshot: bool) -> Guard:
+def guard(target: Target, failure: Failure, sandbox: Sandbox, *, strict: bool, snapshot: bool,
+          environ: Keep = True) -> Guard:
     """Run the original on inputs near the failing call (in the sandbox) and build the guard.
 
     ``strict``: no oracle, so the fix must keep every result where the original returned.
     ``snapshot``: the failing call's arguments were copied before the call, so they are the
-    caller's real inputs even if the call changed them.
+    caller's real inputs even if the call changed them. ``environ``: the configuration the original
+    keeps in the sandbox, as :class:`~regrow.Session` takes it (:func:`regrow._environ.kept`).
     """
     calls = [(tuple(failure.args), dict(failure.kwargs)), *nearby(target.func, tuple(failure.args), failure.kwargs)]
-    outcome = sandbox.call(original_job, target, calls, limits=Limits(timeout=5.0))
+    limits = Limits(timeout=5.0, environ_keep=kept(target.func, environ))
+    outcome = sandbox.call(original_job, target, calls, limits=limits)
     data = outcome.value if outcome.ok else None
     keys = data.get("keys") if type(data) is dict else None
     if type(keys) is not list or len(keys) != len(calls) or not all(k is None or type(k) is str for k in keys):
@@ -136,11 +140,11 @@ def untrusted_without_oracle(origin: str) -> str:
 
 
 def admit(target: Target, failure: Failure, exc: BaseException | None, checks: Sequence[Check],
-            sandbox: Sandbox, *, oracle: bool, snapshot: bool) -> tuple[list[Check], str]:
+          sandbox: Sandbox, *, oracle: bool, snapshot: bool, environ: Keep = True) -> tuple[list[Check], str]:
     """The checks a session for ``failure`` proves fixes with, or the reason no session may run.
 
     ``oracle``: the user gave ``verify=``, ``tests=`` or ``record=``; ``snapshot``: the failing
-    call's arguments were copied before the call (see :func:`guard`).
+    call's arguments were copied before the call (see :func:`guard`); ``environ``: see :func:`guard`.
     """
     if not oracle and exc is not None:
         refusal = refusal_without_oracle(exc, target.qualname)
@@ -148,7 +152,7 @@ def admit(target: Target, failure: Failure, exc: BaseException | None, checks: S
             return list(checks), refusal
     if oracle and not failure.args and not failure.kwargs:
         return list(checks), ""  # a failing test, not a call: there is no call to vary
-    found = guard(target, failure, sandbox, strict=not oracle, snapshot=snapshot)
+    found = guard(target, failure, sandbox, strict=not oracle, snapshot=snapshot, environ=environ)
     if found.refusal:
         return list(checks), found.refusal
     return [*checks, found.check] if found.check is not None and found.check.calls else list(checks), ""

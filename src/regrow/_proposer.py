@@ -44,6 +44,8 @@ class Request:
     jobs: int | None = None  # workers a proposer may judge candidates in at once (None: every core)
     # Folders the original writes, whose writes go to a throwaway view in every sandboxed child (Limits.views).
     views: tuple[str, ...] = ()
+    # Environment variables kept in every sandboxed child although named like secrets (Limits.environ_keep).
+    environ: tuple[str, ...] = ()
 
     @property
     def listened(self) -> bool:

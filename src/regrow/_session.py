@@ -15,6 +15,7 @@ from typing import Any
 from ._cache import cache_key
 from ._candidate import Candidate, unified_diff
 from ._checks import Check, Verdict
+from ._environ import Keep, kept, missing, protect, reads_of, withheld, withheld_note
 from ._evaluate import clear_caches
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
@@ -48,6 +49,7 @@ class Session:
         store: Store | None = None,
         oracle: bool = True,
         views: Sequence[str] = (),
+        environ: Keep = True,
     ) -> None:
         self.target = target
         self.oracle = oracle  # the user gave checks that say what is right (see regrow._policy)
@@ -67,6 +69,13 @@ class Session:
         self.refused: list[str] = []  # what the sandbox refused, one reason per candidate it refused
         self.rebind = rebind or target.rebind  # where __code__ cannot be swapped in place
         self.store = store
+        # The configuration the function reads stays in its candidates' sandbox (regrow._environ): the
+        # variables its module reads (``environ=True``), and any named; their values are masked everywhere.
+        self.reads = reads_of(target.func)
+        self.environ = kept(target.func, environ)
+        protect(self.environ)
+        self.missed: list[str] = []  # withheld variables the candidates failed for want of
+        self.failing = 0  # candidates that failed so
         # Every text a candidate produced passes through this before a log, a handler, a prompt or the ledger.
         self.scrub = Scrubber.of(target.func.__globals__)
         # Folders whose writes go to a throwaway view in every sandboxed call (regrow._writes): these, and
@@ -83,6 +92,10 @@ class Session:
         self._emit("session_start", message=self.failure.summary())
         log.info("repairing %s", self.failure.summary())
         result = self._search(deadline)
+        if not result.ok:
+            judged = len(self.history) + self.screened
+            result.reason = withheld_note(result.reason, self.target.qualname, self.missed, self.failing, judged,
+                                          self.reads, self.environ)
         result.duration = time.monotonic() - started
         result.screened = self.screened
         if result.ok and result.fix is not None:
@@ -103,13 +116,14 @@ class Session:
         seen: set[str] = set()
         reason = "no proposer produced a candidate"
         notes: list[str] = []
+        self._tell_environ()
         self.views = probe(self.target, self.checks, self.sandbox, self._limits())
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, (self._relay,),
                               self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs,
-                              views=self.views)
+                              views=self.views, environ=self.environ)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -125,7 +139,7 @@ class Session:
                 trusted = trusts(proposer, proposed)
                 verdict = self.judge(candidate, trusted=trusted)
                 self.history.append(Attempt(candidate, verdict))
-                self._note_refusal(verdict)
+                self._note(verdict)
                 self._emit("verdict", attempt=number, candidate=candidate, verdict=verdict)
                 if verdict.ok:
                     return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history,
@@ -161,11 +175,26 @@ class Session:
             if event.candidate is not None and event.verdict is not None:
                 self.screened_attempts.append(Attempt(event.candidate, event.verdict))
             if event.verdict is not None:
-                self._note_refusal(event.verdict)
+                self._note(event.verdict)
 
-    def _note_refusal(self, verdict: Verdict) -> None:
+    def _note(self, verdict: Verdict) -> None:
+        """Note what the sandbox refused, and the withheld variables a failing candidate lacked."""
         if verdict.check == "sandbox" and verdict.reason.startswith("refused"):
             self.refused.append(verdict.reason.removeprefix("refused").lstrip(": ")[:300])
+        if not verdict.ok and "KeyError" in verdict.reason:
+            lacked = withheld(missing(verdict.reason), self.environ)
+            if lacked:
+                self.missed.extend(name for name in lacked if name not in self.missed)
+                self.failing += 1
+
+    def _tell_environ(self) -> None:
+        """Say (by name only) which configuration the candidates keep, and which reads regrow cannot name."""
+        if self.environ:
+            log.info("candidates of %s keep %s (masked in every output)", self.target.qualname, ", ".join(self.environ))
+        if self.reads.computed:
+            log.info("%s reads the environment through a name regrow cannot tell (%s): variables named like secrets "
+                     "are withheld from its candidates unless named with environ=", self.target.qualname,
+                     self.reads.computed[0])
 
     def _failed(self, reason: str) -> RepairResult:
         return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)
@@ -184,7 +213,7 @@ class Session:
             live.__code__, live.__defaults__, live.__kwdefaults__ = saved
 
     def _limits(self) -> Limits:
-        return Limits(timeout=self.budget.candidate_timeout, views=self.views)
+        return Limits(timeout=self.budget.candidate_timeout, views=self.views, environ_keep=self.environ)
 
     def install(self, fix: Candidate) -> InstallMode:
         fn = self.target.compile(fix.source)

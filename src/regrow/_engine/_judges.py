@@ -67,7 +67,7 @@ class Judges:
         count = max(1, count) if first.forking else 1
         self.first = first
         self.workers = [first, *(Worker(first.jobs, fork=True, trusted=first.trusted, fresh=first.fresh,
-                                        views=first.views)
+                                        views=first.views, environ=first.environ)
                                  for _ in range(count - 1))]
 
     @property

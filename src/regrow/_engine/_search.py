@@ -119,7 +119,7 @@ class Engine:
             "judge": judge_job(plans if plans is not None else [], target, checks),
             "vary": vary_job,
             "behaviour": behaviour_job(target),
-        }, fork=self.fork, trusted={"trace"}, fresh=self.fresh, views=request.views)
+        }, fork=self.fork, trusted={"trace"}, fresh=self.fresh, views=request.views, environ=request.environ)
 
     def plan(self, request: Request, worker: Worker | None = None) -> Plan:
         """Localize the fault (given a worker to run the checks in) and rank every edit of the target."""

@@ -97,9 +97,11 @@ class Worker:
     """
 
     def __init__(self, jobs: Mapping[str, Callable[..., Any]], fork: bool | None = None,
-                 trusted: Collection[str] = (), fresh: bool = False, views: tuple[str, ...] = ()) -> None:
+                 trusted: Collection[str] = (), fresh: bool = False, views: tuple[str, ...] = (),
+                 environ: tuple[str, ...] = ()) -> None:
         self.jobs = dict(jobs)
         self.views = tuple(views)  # folders whose writes go to a throwaway view in the child (Limits.views)
+        self.environ = tuple(environ)  # variables the child keeps although named like secrets (Limits.environ_keep)
         self.trusted = frozenset(trusted)
         self.fresh = fresh  # a child per call: no call sees the state an earlier one left (order-dependent tests)
         self.forking = hasattr(os, "fork") if fork is None else fork
@@ -353,7 +355,8 @@ class Worker:
 
     def _spawn(self, guarded: bool) -> _Child:
         scratch = os.path.realpath(tempfile.mkdtemp(prefix="regrow-worker-"))
-        plan = _guard.plan(scratch, dataclasses.replace(_LIMITS, views=self.views), self._netns, per_call=False)
+        limits = dataclasses.replace(_LIMITS, views=self.views, environ_keep=self.environ)
+        plan = _guard.plan(scratch, limits, self._netns, per_call=False)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         setup = child_setup(plan, (reply_w, None), regrow_locks(), request=request_r, watched=guarded)

@@ -181,7 +181,7 @@ def gather(request: Request, timeout: float = 1.0, share: float = 0.25) -> Evide
     runs: list[Seen] = []
     try:
         with Worker({"observe": observe_job(request.target, fine, timeout)}, trusted={"observe"},
-                    views=request.views) as worker:
+                    views=request.views, environ=request.environ) as worker:
             for index, check in enumerate(fine):
                 if time.monotonic() >= end:
                     break

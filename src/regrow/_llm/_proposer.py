@@ -26,6 +26,7 @@ from .._candidate import Candidate
 from .._errors import ProposerError
 from .._events import Event, EventType, emit
 from .._proposer import Request
+from .._secrets import mask
 from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Meter, ModelLimits, Price, Usage, price_of
 from ._compact import EVIDENCE_BUDGET, reply_cap
 from ._evidence import Evidence, gather
@@ -240,7 +241,10 @@ class _Run:
         self.prompt_tokens = prompt.tokens
         self.proposer.last_prompt_tokens = prompt.tokens
         self.meter.start()
-        return Chat(prompt.system, prompt.user, strategy.params)
+        # Every secret the host knows is masked by value, plain and encoded: the configuration the function
+        # reads (kept in its sandbox, registered by the session) may sit in a local or a message shown here.
+        namespace = request.target.func.__globals__
+        return Chat(mask(prompt.system, namespace), mask(prompt.user, namespace), strategy.params)
 
     def retrying(self, error: TransportError, delay: float) -> None:
         self._emit("transient_retry", f"{error}; retrying in {delay:.2f}s")

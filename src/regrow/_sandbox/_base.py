@@ -68,6 +68,8 @@ class Limits:
     ``views`` are absolute folders whose writes go to a throwaway view (:mod:`._views`): the call reads
     the real folder and writes a copy that is gone with it (Linux, as root, with a private scratch; at
     most four; a folder that gets no view stays refused for writes, as any folder outside scratch).
+    ``environ_keep`` names environment variables the call keeps although they look like secrets (the
+    configuration the function reads, :mod:`regrow._environ`); every other secret is removed as ever.
     """
 
     timeout: float = 2.0
@@ -78,6 +80,7 @@ class Limits:
     result_bytes: int = 16 << 20
     scratch_bytes: int | None = 64 << 20
     views: tuple[str, ...] = ()
+    environ_keep: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

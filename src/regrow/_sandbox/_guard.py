@@ -32,7 +32,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from .._redact import is_secret_variable
@@ -64,17 +64,19 @@ def is_secret(name: str, value: str) -> bool:
     return is_secret_variable(name, value)
 
 
-def scrubbed_environ(environ: Mapping[str, str]) -> dict[str, str]:
-    """A copy of ``environ`` without the variables that look like secrets."""
-    return {name: value for name, value in environ.items() if not is_secret(name, value)}
+def scrubbed_environ(environ: Mapping[str, str], keep: Collection[str] = ()) -> dict[str, str]:
+    """A copy of ``environ`` without the variables that look like secrets, but those named in ``keep``."""
+    return {name: value for name, value in environ.items() if name in keep or not is_secret(name, value)}
 
 
 _judged: dict[tuple[bytes, bytes], bool] = {}  # (name, value) -> secret? (judging takes ~10 us a variable)
 
 
-def secret_names() -> list[str]:
-    """Names of the variables in this process's environment that look like secrets."""
-    return [os.fsdecode(name) for name in _secret_keys(_environ_data())]
+def secret_names(keep: Collection[str] = ()) -> list[str]:
+    """Names of the variables in this process's environment that look like secrets, but those in ``keep``
+    (the configuration the function reads, :attr:`Limits.environ_keep`)."""
+    found = [os.fsdecode(name) for name in _secret_keys(_environ_data())]
+    return [name for name in found if name not in keep] if keep else found
 
 
 def _environ_data() -> dict[bytes, bytes]:
@@ -207,7 +209,7 @@ class Plan:
 
 
 def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = True) -> Plan:
-    baseline, secrets = mapped_bytes(), secret_names()
+    baseline, secrets = mapped_bytes(), secret_names(limits.environ_keep)
     return Plan(scratch, limits, netns_fd, baseline, secrets, per_call, _kernel.shared_regions(),
                 rlimits(limits, baseline, per_call), signal_resets(), environ_for(scratch, secrets))
 

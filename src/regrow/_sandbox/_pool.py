@@ -42,11 +42,11 @@ _BOOT = (
 )
 _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-GuardKey = tuple[int | None, int | None, int | None]  # the limits a worker fixes for its whole life
+GuardKey = tuple[int | None, int | None, int | None, tuple[str, ...]]  # the limits a worker fixes for its whole life
 
 
 def guard_key(limits: Limits) -> GuardKey:
-    return (limits.memory_bytes, limits.file_size_bytes, limits.processes)
+    return (limits.memory_bytes, limits.file_size_bytes, limits.processes, tuple(limits.environ_keep))
 
 
 # -- in the host ------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ class _Worker:
         request_r, self._request_w = os.pipe()
         result_r, result_w = os.pipe()
         passed = (request_r, result_w) + ((netns,) if netns is not None else ())
-        env = _guard.scrubbed_environ(os.environ) | {"TMPDIR": self.scratch}
+        env = _guard.scrubbed_environ(os.environ, limits.environ_keep) | {"TMPDIR": self.scratch}
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", _BOOT, _SRC_ROOT, str(request_r), str(result_w)],
             pass_fds=passed,

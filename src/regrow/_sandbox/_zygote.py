@@ -49,7 +49,8 @@ def worker_main(request_fd: int, result_fd: int) -> None:
     setup = next(requests)
     sys.path[:] = setup["sys_path"]
     limits = Limits(**setup["limits"])
-    plan = _guard.Plan(setup["scratch"], limits, setup["netns_fd"], _guard.mapped_bytes(), _guard.secret_names(), False)
+    plan = _guard.Plan(setup["scratch"], limits, setup["netns_fd"], _guard.mapped_bytes(),
+                        _guard.secret_names(limits.environ_keep), False)
     try:
         _guard.confine(plan)
         if plan.netns_fd is not None:
