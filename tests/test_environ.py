@@ -213,3 +213,23 @@ def test_the_reason_names_a_variable_read_by_name_when_keeping_is_off(env: None)
     assert note == ("every proposer ran out of candidates; the sandbox withheld DATABASE_URL, which f reads (named "
                     "like a secret), from every candidate: allow it with environ=['DATABASE_URL']")
     assert withheld_note("why", "f", [], 0, 3, reads, ("DATABASE_URL",)) == "why"  # kept: nothing to say
+
+
+def test_repair_and_heal_take_environ(env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The knob through the front-ends (the one assembly): off, the session names what it withheld."""
+    module = load(tmp_path, monkeypatch, BUGGY)
+    fix = '''
+        def database_name(suffix):
+            url = os.environ["DATABASE_URL"]
+            name = url[url.rindex("/") + 1:]
+            return name + suffix[len(suffix) - 1]
+    '''
+    off = regrow.repair(module.database_name, ("-",), verify=lambda value: value == "app-",
+                        proposers=[Scripted(fix)], install=False, environ=False, timeout=120.0)
+    assert not off.ok and "DATABASE_URL" in off.reason and "environ=" in off.reason, off.reason
+    assert URL not in off.reason
+    on = regrow.repair(module.database_name, ("-",), verify=lambda value: value == "app-",
+                       proposers=[Scripted(fix)], install=False, environ=["EXTRA_NAME"], timeout=120.0)
+    assert on.ok, on.reason
+    with pytest.raises(TypeError, match="environ="):
+        regrow.heal(environ="DATABASE_URL")  # type: ignore[call-overload]

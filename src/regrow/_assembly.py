@@ -65,12 +65,12 @@ def run_repair(request: RepairRequest) -> RepairResult:
     checks: Sequence[Check] = request.checks
     if not refused:
         checks, refused = admit(target, request.failure, request.raised, checks, sandbox, oracle=oracle,
-                                  snapshot=request.snapshot is True)
+                                snapshot=request.snapshot is True, environ=options.environ)
     if refused:
         return refused_result(target.qualname, request.failure, refused, options)
     session = Session(target, request.failure, checks, options.chain(), sandbox=sandbox,
                       engine_sandbox=options.engine_sandbox, budget=options.budget, on_event=options.on_event,
-                      rebind=request.rebind, store=options.store, oracle=oracle)
+                      rebind=request.rebind, store=options.store, oracle=oracle, environ=options.environ)
     result = session.run(install=request.install)
     if result.ok and request.keep is not None:
         request.keep(session.target, result, session.checks)

@@ -30,7 +30,7 @@ def _jobs(text: str) -> int:
 def _heal(args: argparse.Namespace, out: TextIO) -> int:
     options = project_options(max_candidates=args.max_candidates, timeout=args.timeout,
                               candidate_timeout=args.candidate_timeout, jobs=args.jobs, model=args.model,
-                              store=args.store, on_event=args.on_event)
+                              store=args.store, on_event=args.on_event, environ=args.environ or True)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
                        args.no_copy, Keeping.from_args(args))
     prepared = collect(heal, out)
@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="seconds per candidate's tests, and per test on the original (10)")
     heal.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                       help="workers judging candidates at once (default: every core)")
+    heal.add_argument("--environ", action="append", default=[], metavar="NAME",
+                      help="an environment variable the candidates keep, besides those the code reads by name "
+                           "(repeatable; its value is masked in every prompt, log and ledger)")
     heal.add_argument("--no-copy", action="store_true",
                       help="do not prove the tests that run the code in a subprocess against a scratch copy of the "
                            "tree with the fix written in")

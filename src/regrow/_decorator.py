@@ -50,6 +50,7 @@ def heal(
     write_back: WriteBackMode = ...,
     install_missing: bool = ..., allow_install: Mapping[str, str] | None = ...,
     jobs: int | None = ...,
+    environ: bool | Sequence[str] = ...,
 ) -> Callable[[F], F]: ...
 def heal(func: Any = None, /, **options: Any) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
@@ -73,6 +74,9 @@ def heal(func: Any = None, /, **options: Any) -> Any:
     - ``max_candidates``, ``max_attempts``, ``timeout``, ``candidate_timeout``: the budget.
     - ``jobs``: warm workers judging the engine's candidates at once (default: every core); the
       patches found are the same whatever the number.
+    - ``environ``: the environment variables the candidates' sandbox keeps: ``True`` (default) those the
+      function's module reads by name (``os.environ["DATABASE_URL"]``), ``False`` none of the secret-like
+      ones, or a list of names to keep as well. Their values are masked in every prompt, log and ledger.
     - ``on_failure``: ``"raise"`` (default) or ``"return_none"`` when no fix is found.
     - ``on_event``: callbacks that receive each :class:`Event`.
     - ``cooldown``: seconds before a failure that could not be repaired is tried again.

@@ -13,6 +13,7 @@ from ._cache import CacheProposer
 from ._chain import default_chain
 from ._delivery import WriteBackMode, check_mode
 from ._engine import Engine
+from ._environ import Keep
 from ._events import EventHandler
 from ._proposer import Proposer
 from ._result import Budget
@@ -60,6 +61,9 @@ class Options:
     # Where the engine's own edits are proven (``None``: in ``sandbox``). The command and the benchmark
     # keep the in-process fast path for them; a model's candidates always go to ``sandbox``.
     engine_sandbox: Sandbox | None = None
+    # The environment variables a candidate's sandbox keeps (regrow._environ): True, those the function's
+    # module reads; False, none; names, those and these. Their values are masked everywhere.
+    environ: Keep = True
 
     @property
     def oracle(self) -> bool:
@@ -93,6 +97,7 @@ def make_options(
     install_missing: bool = False,
     allow_install: Mapping[str, str] | None = None,
     jobs: int | None = None,
+    environ: Keep = True,
 ) -> Options:
     """The options checked, as ``@heal`` takes them: the one place they are spelled with their defaults
     (``heal``'s typed signature and ``repair()`` pass theirs through here; the command and the agent
@@ -123,8 +128,12 @@ def make_options(
     if record < 0:
         raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
     allowed = check_allowlist(allow_install, install_missing)
+    if not isinstance(environ, bool) and (isinstance(environ, str) or not all(
+            isinstance(name, str) and name for name in environ)):
+        raise TypeError(f"environ= is True, False or a list of variable names, not {environ!r}")
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
-                   on_failure, handlers, cooldown, store, record, check_mode(write_back), install_missing, allowed)
+                   on_failure, handlers, cooldown, store, record, check_mode(write_back), install_missing, allowed,
+                   environ=environ if isinstance(environ, bool) else tuple(environ))
 
 
 def check_allowlist(allow: Mapping[str, str] | None, enabled: bool) -> dict[str, str]:

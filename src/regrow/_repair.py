@@ -40,6 +40,7 @@ def repair(
     install: bool = True,
     store: str | Path | Store | None = None,
     jobs: int | None = None,
+    environ: bool | Sequence[str] = True,
 ) -> RepairResult:
     """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
 
@@ -48,12 +49,13 @@ def repair(
     into the live function. Coroutine functions are run with ``asyncio.run``. Every run before
     the last is on copies of the arguments, so the call you asked for happens once, on yours.
     Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the README). ``jobs``: workers
-    judging the engine's candidates at once (default: every core).
+    judging the engine's candidates at once (default: every core). ``environ``: the environment
+    variables candidates keep (see :func:`regrow.heal`).
     """
     options = make_options(
         verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
         max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure="raise",
-        on_event=on_event, cooldown=0.0, store=store, jobs=jobs,
+        on_event=on_event, cooldown=0.0, store=store, jobs=jobs, environ=environ,
     )
     raw = unwrap(func)
     args, kwargs = tuple(args), dict(kwargs or {})
