@@ -79,7 +79,7 @@ class MonitoringHook:
             frame = sys._getframe(1)  # the frame being unwound
             if _leaves(self.scope, frame.f_back):
                 self.escaped(exc)
-        except Exception:  # noqa: S110 - a fault here must not change the user's exception
+        except Exception:
             pass
 
 
@@ -138,7 +138,7 @@ class WrappingHook:
             try:
                 if _reportable(exc) and _leaves(scope, caller):
                     escaped(exc)
-            except Exception:  # noqa: S110 - a fault here must not change the user's exception
+            except Exception:
                 pass
 
         if inspect.iscoroutinefunction(func):
@@ -175,7 +175,7 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         self._busy.on = True
         try:
-            spec = None
+            spec: importlib.machinery.ModuleSpec | None = None
             for finder in sys.meta_path:
                 find = getattr(finder, "find_spec", None)
                 if finder is self or find is None:

@@ -9,6 +9,7 @@ installing, and installs the proven fix only when an oracle proved it or the use
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import logging
 import os
@@ -128,10 +129,8 @@ class Worker:
         thread = self._thread
         if thread is None or self._pid != os.getpid():
             return
-        try:
+        with contextlib.suppress(queue.Full):
             self._queue.put_nowait(None)
-        except queue.Full:
-            pass
         thread.join(timeout)
 
     def _loop(self) -> None:
