@@ -1,0 +1,84 @@
+"""``regrow run script.py`` / ``regrow run -m package``: run a program with ``regrow.watch`` on its own code.
+
+``script.py`` watches the script's folder (the script and the modules beside it and below);
+``-m package.module`` watches the top-level package. The program runs as ``python`` would run it
+(``__name__ == "__main__"``, ``sys.argv`` its own). At exit, repairs still running get up to
+``--drain`` seconds, and a summary of what was repaired goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Sequence
+
+from ._watch import Watcher, unwatch, watch
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="regrow run", description="Run a Python program with regrow watching its "
+                                "own code: a function of it that raises is repaired in the background.")
+    p.add_argument("-m", dest="module", help="run a module as `python -m` does; its top-level package is watched")
+    p.add_argument("--allow-blind", action="store_true",
+                   help="install fixes proven without an oracle too (off: they are logged and not installed)")
+    p.add_argument("--drain", type=float, default=30.0,
+                   help="seconds to let running repairs finish when the program ends (default 30)")
+    p.add_argument("--timeout", type=float, default=60.0, help="time budget of one repair, in seconds")
+    p.add_argument("--model", default=None, help="a model to try after the built-in engine (see docs/llm.md)")
+    p.add_argument("program", nargs=argparse.REMAINDER, help="the script and its arguments")
+    return p
+
+
+def run_main(argv: Sequence[str]) -> int:
+    """The ``regrow run`` command; the exit status the program ended with."""
+    args = parser().parse_args(list(argv))
+    program = list(args.program)
+    if args.module is None and not program:
+        parser().print_usage(sys.stderr)
+        print("regrow run: give a script or -m module", file=sys.stderr)
+        return 2
+    options = {"allow_blind": args.allow_blind, "timeout": args.timeout, "model": args.model}
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    try:
+        if args.module is not None:
+            sys.argv = [args.module, *program]
+            sys.path.insert(0, os.getcwd())
+            watcher = watch(args.module.split(".")[0], **options)
+            status = _run(lambda: runpy.run_module(args.module, run_name="__main__", alter_sys=True))
+        else:
+            script = os.path.abspath(program[0])
+            sys.argv = [script, *program[1:]]
+            sys.path.insert(0, os.path.dirname(script))
+            watcher = watch(folders=[os.path.dirname(script)], **options)
+            status = _run(lambda: runpy.run_path(script, run_name="__main__"))
+        watcher.drain(args.drain)
+        _summary(watcher)
+        return status
+    finally:
+        unwatch()
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _run(call: object) -> int:
+    """Run the program; its exit status (1 with the traceback printed when it raised)."""
+    assert callable(call)
+    try:
+        call()
+    except SystemExit as end:
+        code = end.code
+        if code is None or isinstance(code, int):
+            return code or 0
+        print(code, file=sys.stderr)
+        return 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+def _summary(watcher: Watcher) -> None:
+    for job in watcher.jobs:
+        print(f"regrow: {job.name}: {job.outcome}" + (f" ({job.detail})" if job.detail else ""), file=sys.stderr)
