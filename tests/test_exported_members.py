@@ -8,6 +8,7 @@ from pathlib import Path
 
 import regrow
 import regrow.extend
+import regrow.web
 
 ROOT = Path(__file__).parents[1]
 
@@ -15,7 +16,7 @@ ROOT = Path(__file__).parents[1]
 def test_every_exported_name_exists_and_is_documented() -> None:
     docs = (ROOT / "README.md").read_text(encoding="utf-8") + "".join(
         page.read_text(encoding="utf-8") for page in sorted((ROOT / "docs").glob("*.md")))
-    for module in (regrow, regrow.extend):
+    for module in (regrow, regrow.extend, regrow.web):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
             assert re.search(rf"\b{re.escape(name)}\b", docs), f"{module.__name__}.{name} is in no document"
@@ -27,8 +28,9 @@ def test_the_users_api() -> None:
         "HealingRequested", "ProposerError", "Redaction", "RegrowError", "RepairResult", "Sections", "Store",
         "TargetError", "TestsFailedError", "Verdict", "VerificationError", "__version__", "capture",
         "configure_evidence", "disable", "disable_log_capture", "enable", "enable_log_capture", "evidence_policy",
-        "heal", "is_enabled", "ledger_of", "repair", "request_healing", "state",
+        "heal", "is_enabled", "ledger_of", "repair", "request_healing", "state", "unwatch", "watch", "watching",
     }
+    assert set(regrow.web.__all__) == {"ASGIMiddleware", "SAFE_METHODS", "WSGIMiddleware"}
 
 
 def test_the_extension_points() -> None:

@@ -161,3 +161,12 @@ def test_regrow_run_returns_the_program_s_exit_status(tmp_path: Path) -> None:
     script = tmp_path / "fails.py"
     script.write_text("import sys\nsys.exit(3)\n")
     assert run_main([str(script)]) == 3
+
+
+def test_the_command_runs_a_script_with_its_own_arguments(tmp_path: Path) -> None:
+    """``regrow run script.py ARGS``, through the console script: the program sees its own argv."""
+    from regrow._cli import main
+
+    script = tmp_path / "echo.py"
+    script.write_text("import sys\nsys.exit(int(sys.argv[1]) + len(sys.argv))\n")
+    assert main(["run", str(script), "4", "--heal"]) == 4 + 3

@@ -23,6 +23,7 @@ from ._request import HealingRequested, request_healing
 from ._result import RepairResult
 from ._store import Store
 from ._version import __version__
+from ._watch import unwatch, watch, watching
 
 # The user's API, pinned by tests/test_exported_members.py. What a custom proposer, check, sandbox or
 # front-end is built from is in regrow.extend.
@@ -59,4 +60,7 @@ __all__ = [
     "repair",
     "request_healing",
     "state",
+    "unwatch",
+    "watch",
+    "watching",
 ]

@@ -66,6 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     add_heal_options(heal)
     heal.set_defaults(run=_heal, pytest_args=[], on_event=[])
     add_deliver_command(commands)
+    commands.add_parser("run", help="run a script (or -m module) with regrow.watch on its own package: its functions "
+                        "are healed when they raise (docs/production.md)", add_help=False)
     serve = commands.add_parser("mcp", help="serve regrow's tools to coding agents over MCP on stdio (docs/agents.md)")
     serve.add_argument("--root", default=".", help="the project folder targets and tests are relative to (.)")
     serve.add_argument("--store", default=None, metavar="PATH",
@@ -98,6 +100,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``regrow`` console script; returns the exit status."""
     stream = out or sys.stdout
     words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["run"]:  # ``regrow run script.py | -m module``: the program's own arguments follow
+        from ._watch_run import run_main
+
+        return run_main(words[1:])
     # ``regrow heal ... -- OPTIONS``: pytest options for collecting and running the tests.
     pytest_args = words[words.index("--") + 1:] if "--" in words else []
     args = _parser().parse_args(words[: words.index("--")] if "--" in words else words)

@@ -2,7 +2,7 @@
 
 A failing call never waits here: the hook hands over a :class:`Job` and returns, and the caller gets
 its original exception. The worker builds the repair the way ``@heal`` does (the same checks, the
-same no-oracle policy in :func:`regrow._policy.prepare`, the same sandbox), runs the session without
+same no-oracle policy in :func:`regrow._policy.admit`, the same sandbox), runs the session without
 installing, and installs the proven fix only when an oracle proved it or the user allowed blind fixes.
 """
 
@@ -20,12 +20,12 @@ import types
 from collections.abc import Callable
 from typing import Any, Literal
 
+from ._assembly import RepairRequest, run_repair
 from ._checks import Check, Replay, TestCallable, annotation_oracle
 from ._failure import capture_exception
 from ._ledger import refused_result
-from ._options import Options, default_sandbox
-from ._policy import prepare
-from ._session import RepairResult, Session
+from ._options import Options
+from ._result import RepairResult
 from ._target import Target
 from ._unwrap import refusal
 from ._watch_scope import function_of
@@ -194,16 +194,10 @@ class Worker:
             return None, failure.fingerprint
         replay = Replay(job.args, job.kwargs, verify, annotation_oracle(func, verify, tests))
         checks: list[Check] = [replay, *(TestCallable(t) for t in tests)]
-        target, sandbox = Target.of(func), options.sandbox or default_sandbox()
-        checks, refused = prepare(target, failure, job.exc, checks, sandbox, oracle=options.oracle, snapshot=False)
-        if refused:
-            return refused_result(target.qualname, failure, refused, options), failure.fingerprint
-        session = Session(target, failure, checks, options.chain(), sandbox=sandbox, budget=options.budget,
-                          on_event=options.on_event, store=options.store, oracle=options.oracle)
-        result = session.run(install=False)
-        if result.ok and result.fix is not None and (options.oracle or self.allow_blind):
-            result.installed = session.install(result.fix)
-        return result, failure.fingerprint
+        # A fix proven without an oracle is installed only with the user's consent (allow_blind).
+        request = RepairRequest(Target.of(func), failure, tuple(checks), options, raised=job.exc, snapshot=False,
+                                install=options.oracle or self.allow_blind)
+        return run_repair(request), failure.fingerprint
 
 
 def _function(job: Job) -> types.FunctionType | str:
