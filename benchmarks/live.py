@@ -1,6 +1,6 @@
 """regrow in a live service: a real app on loopback under load, with a bug many distinct inputs hit.
 
-    .venv/bin/python benchmarks/live.py [--servers starlette,flask] [--requests 1500] [--rate 200]
+    .venv/bin/python benchmarks/live.py [--servers starlette,flask] [--requests 1500] [--rate 100]
 
 For each server (Starlette under uvicorn, Flask under gunicorn; the app is benchmarks/live_app/) the
 same app is served twice at the same time on loopback ports, each from a fresh copy: **without
@@ -9,10 +9,10 @@ the same paced, bounded stream of GET requests, interleaved (benchmarks/live_loa
 warm-up, then a mix in which every 5th request is a distinct quantity typed with "pcs" that the
 injected bug makes raise.
 
-The regrow run is cut into phases by its server's event log (a JSON line per repair event): *before*
-the repair session started, *during* it (until the fix was installed), and *after*; each phase is set
-against the baseline's requests of the same indices, so the ratios compare the same requests in the
-same run. It counts the repair sessions started (goal: 1 for all the distinct bad inputs).
+The regrow run is cut into phases: *before* the first bad request, *during* the repair (until the
+fix was installed, read from the server's event log: a JSON line per repair event), and *after*;
+each phase is set against the baseline's requests of the same indices, so the ratios compare the
+same requests in the same run. It counts the repair sessions started (goal: 1 for all the distinct bad inputs).
 
 Last, the healthy-path cost of ``regrow.watch`` (benchmarks/live_hook.py) under Python 3.12 and 3.13
 where installed (``sys.monitoring``; goal <= 2 %) and under this Python. Prints a table; writes
@@ -119,8 +119,12 @@ def measure(server: str, requests: list[Request], args: argparse.Namespace) -> d
         baseline, watched = run([plain_url, url], requests, args.rate, args.threads)
         time.sleep(0.5)  # an event written as the last answer went out
         events = _events(log)
-    started = min((e["t"] for e in events if e["type"] == "session_start"), default=None)
+    # The repair begins with the first failure (capturing it and building the session precede the
+    # session's first event): "during" runs from the first bad request sent to the fix installed.
+    first_bad = min((s.sent for s, r in zip(watched, requests, strict=True) if r.bad), default=None)
+    session = min((e["t"] for e in events if e["type"] == "session_start"), default=None)
     installed = min((e["t"] for e in events if e["type"] == "installed"), default=None)
+    started = first_bad if session is not None else None
     phases: dict[str, Any] = {}
     for phase in PHASES:
         indices = [i for i, s in enumerate(watched) if _phase_of(s, started, installed) == phase]
@@ -138,6 +142,7 @@ def measure(server: str, requests: list[Request], args: argparse.Namespace) -> d
         "sessions_started": sum(e["type"] == "session_start" for e in events),
         "fixes_installed": sum(e["type"] == "installed" for e in events),
         "repair_seconds": round(installed - started, 3) if started and installed else None,
+        "session_seconds": round(installed - session, 3) if session and installed else None,
         "bad_requests": sum(r.bad for r in requests),
         "x_regrow": headers,
     }
@@ -181,7 +186,8 @@ def report(results: dict[str, Any]) -> None:
     for server, figures in results["servers"].items():
         print(f"\n{server}: {figures['bad_requests']} distinct bad inputs of one bug; "
               f"repair sessions started: {figures['sessions_started']} (goal 1); "
-              f"fix installed after {figures['repair_seconds']} s; X-Regrow: {figures['x_regrow']}")
+              f"fix installed {figures['repair_seconds']} s after the first bad request "
+              f"(session {figures['session_seconds']} s); X-Regrow: {figures['x_regrow']}")
         print(_row("phase", "requests", "p50 ms (baseline)", "p99 ms (baseline)", "p50 ratio", "p99 ratio",
                    "errors (baseline)", "wrong answers (baseline)"))
         print(_row(*["---"] * 8))

@@ -78,7 +78,7 @@ def main() -> None:
         (package / "__init__.py").write_text("")
         (package / "logic.py").write_text(MODULE)
         sys.path.insert(0, folder)
-        import livehookpkg.logic as logic
+        from livehookpkg import logic
 
         result = {
             "python": platform.python_version(),

@@ -54,8 +54,8 @@ def schedule(count: int, warmup: int, bad_every: int) -> list[Request]:
 
 def run(urls: list[str], requests: list[Request], rate: float, threads: int) -> list[list[Sample]]:
     """Send ``requests`` to each of ``urls`` at ``rate`` per second per URL, interleaved (request ``i`` goes
-    to each URL in turn, ``1 / (rate * len(urls))`` apart, the first one alternating, so drift in the machine's load hits them
-    alike), from ``threads`` threads; a list of samples per URL, in request order."""
+    to each URL in turn, ``1 / (rate * len(urls))`` apart, the first one alternating, so drift in the
+    machine's load hits them alike), from ``threads`` threads; a list of samples per URL, in order."""
     width = len(urls)
     samples: list[list[Sample | None]] = [[None] * len(requests) for _ in urls]
     counter = iter(range(len(requests) * width))
