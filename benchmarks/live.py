@@ -221,7 +221,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0, help="requests per second to each app")
     parser.add_argument("--threads", type=int, default=16, help="client threads")
     parser.add_argument("--wait", type=float, default=0.05, help="the middleware's wait= (seconds)")
-    parser.add_argument("--hook-rounds", type=int, default=21)
+    parser.add_argument("--hook-rounds", type=int, default=101)
     parser.add_argument("--out", default="bench-results/live.json")
     args = parser.parse_args()
     began = time.monotonic()

@@ -69,8 +69,8 @@ def _measure(module, name: str, arg, calls: int, rounds: int) -> dict[str, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=101)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         package = Path(folder, "livehookpkg")
