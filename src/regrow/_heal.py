@@ -74,6 +74,16 @@ class Healing:
         return self.results[-1] if self.results else None
 
     @property
+    def running(self) -> bool:
+        """Whether a repair session of this function is running now."""
+        return self._running is not None
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the running session (if any) to end; whether none runs now."""
+        running = self._running
+        return running is None or running.done.wait(timeout)
+
+    @property
     def target(self) -> Target:
         if self._target is None:
             self._target = Target.of(self.func)
