@@ -62,6 +62,26 @@ def test_a_hundred_bad_inputs_of_one_bug_start_one_session(make_module):
     assert mod.EVENTS.count("cooldown") == 99
 
 
+def test_a_bug_cooling_down_is_known_before_any_capture(make_module, monkeypatch):
+    from regrow import _heal
+
+    captured = []
+    real = _heal.capture_exception
+    monkeypatch.setattr(_heal, "capture_exception", lambda *a, **k: captured.append(1) or real(*a, **k))
+    mod = make_module('''
+        import regrow
+
+        @regrow.heal(proposers=[], cooldown=60)
+        def quantity(text):
+            return int(text)
+    ''')
+    for n in range(100):
+        with pytest.raises(ValueError):
+            mod.quantity(f"bad-{n}")
+    assert len(captured) == 1  # the first failure's evidence; the other 99 were a dict lookup each
+    assert regrow.state(mod.quantity).tally.skipped["cooldown"] == 99
+
+
 def test_failures_while_a_session_runs_join_it_and_other_functions_are_not_blocked(make_module):
     mod = make_module(GATED.format(wait=0))
     other = make_module('''
