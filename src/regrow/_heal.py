@@ -45,7 +45,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Healing:
     """The healing state of one decorated function: ``f.__regrow__``.
 
-    ``results`` lists every repair session's result, newest last; ``check()`` runs the tests now.
+    ``results`` lists every repair session's result, newest last; ``check()`` runs the tests now;
+    ``tally`` counts what the failures became (sessions run, skipped and why, fixes no oracle proved);
+    ``running`` and ``join()`` tell about the session running now (docs/production.md).
     """
 
     def __init__(self, func: types.FunctionType, options: Options, entry: Callable[..., Any] | None = None) -> None:

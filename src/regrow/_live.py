@@ -127,7 +127,10 @@ def blind_value(fn: types.FunctionType, args: tuple[Any, ...], kwargs: dict[str,
                 timeout: float) -> str:
     """What the installed fix returns at the failing call, computed in the sandbox (never in the host, where
     a second call could repeat the caller's side effects); or why it could not be."""
-    outcome = sandbox.call(value_at, fn, args, kwargs, limits=Limits(timeout=timeout))
+    try:
+        outcome = sandbox.call(value_at, fn, args, kwargs, limits=Limits(timeout=timeout))
+    except Exception as exc:  # the fix is installed already: a broken sandbox costs only the value
+        return f"a value regrow could not compute ({exc!r})"
     if outcome.ok and isinstance(outcome.value, str):
         return outcome.value
     return f"a value regrow could not compute ({outcome.reason()})"
