@@ -11,9 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from regrow._live import SESSIONS
 from regrow._locate import import_path
 
 _serial = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_session_cap() -> Iterator[None]:
+    """Each test starts a new minute for @heal's process-wide cap on sessions (sessions_per_minute=)."""
+    SESSIONS.clear()
+    yield
 
 
 @pytest.fixture

@@ -51,6 +51,8 @@ def heal(
     install_missing: bool = ..., allow_install: Mapping[str, str] | None = ...,
     jobs: int | None = ...,
     environ: bool | Sequence[str] = ...,
+    wait: float | None = ...,
+    sessions_per_minute: int | None = ...,
 ) -> Callable[[F], F]: ...
 def heal(func: Any = None, /, **options: Any) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
@@ -79,7 +81,15 @@ def heal(func: Any = None, /, **options: Any) -> Any:
       ones, or a list of names to keep as well. Their values are masked in every prompt, log and ledger.
     - ``on_failure``: ``"raise"`` (default) or ``"return_none"`` when no fix is found.
     - ``on_event``: callbacks that receive each :class:`Event`.
-    - ``cooldown``: seconds before a failure that could not be repaired is tried again.
+    - ``cooldown``: seconds before a failure that could not be repaired is tried again (the same bug,
+      whatever the input: the key is the failure's fingerprint).
+    - ``wait``: seconds a failing call waits for its repair (``None``, the default: the whole session,
+      within ``timeout``). Past it the call gets its original exception (or ``None`` with
+      ``on_failure="return_none"``) and the session goes on in a background thread; later calls run
+      its fix once it is proven and installed. One session per function runs at a time: a call
+      failing while it runs joins it (waits as ``wait`` allows) and starts none. See docs/production.md.
+    - ``sessions_per_minute``: repair sessions ``@heal`` may start per minute across the process
+      (default 10; ``None``: no cap); a failure past it starts none and gets its error.
     - ``store``: a SQLite file (or :class:`Store`) for the repair cache and the attempt ledger; a
       failure fixed before is fixed from the cache (still proven by the checks) with no search.
     - ``record``: keep the last ``record`` healthy calls (deep copies of arguments and result);
@@ -89,6 +99,10 @@ def heal(func: Any = None, /, **options: Any) -> Any:
       ``"patch"`` (a patch and its provenance in ``.regrow/patches``), ``"apply"`` (the file). See docs/delivery.md.
     - ``install_missing``, ``allow_install``: on a ``ModuleNotFoundError`` inside it, install the pinned requirement
       ``allow_install`` names (``{"yaml": "PyYAML==6.0.2"}``) into the active venv and call again (docs/agents.md).
+
+    ``regrow.state(f).tally`` counts the failures seen, the sessions run, the failures that started
+    none and why, and the fixes installed that no oracle proved (each logged at WARNING with the
+    value it returns where the original raised).
 
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, generators, builtins. With healing disabled the function is returned as is.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import logging
 import threading
 import time
@@ -29,8 +30,9 @@ from ._failure import Failure, capture_exception, check_failure
 from ._generators import aresume, remake, resume
 from ._install import installed
 from ._ledger import note as _note
+from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, blind_value
 from ._logbuffer import pin_scope
-from ._options import Options
+from ._options import Options, default_sandbox
 from ._result import RepairResult
 from ._snapshot import Snapshot, put_back, take_snapshot
 from ._target import Target
@@ -43,7 +45,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Healing:
     """The healing state of one decorated function: ``f.__regrow__``.
 
-    ``results`` lists every repair session's result, newest last; ``check()`` runs the tests now.
+    ``results`` lists every repair session's result, newest last; ``check()`` runs the tests now;
+    ``tally`` counts what the failures became (sessions run, skipped and why, fixes no oracle proved);
+    ``running`` and ``join()`` tell about the session running now (docs/production.md).
     """
 
     def __init__(self, func: types.FunctionType, options: Options, entry: Callable[..., Any] | None = None) -> None:
@@ -56,6 +60,9 @@ class Healing:
         self._target: Target | None = None
         self._regressions: list[Check] = []  # earlier failing calls a later fix must still handle
         self._cooldown: dict[str, float] = {}  # fingerprint -> time before which it is not repaired again
+        self._quiet: dict[tuple[Any, ...], float] = {}  # the same, by the failing frames: checked before capture
+        self._running: Running | None = None  # this function's session, when one runs: at most one at a time
+        self.tally = Tally()  # what every failure became (docs/production.md)
         self._replaced: types.CodeType | None = None  # the code the last fix replaced
         self._installs = 0  # fixes installed so far: a waiting thread that sees it change calls again
         self._tried: set[str] = set()  # missing modules an install was tried for (install_missing=)
@@ -67,6 +74,16 @@ class Healing:
     @property
     def last_result(self) -> RepairResult | None:
         return self.results[-1] if self.results else None
+
+    @property
+    def running(self) -> bool:
+        """Whether a repair session of this function is running now."""
+        return self._running is not None
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the running session (if any) to end; whether none runs now."""
+        running = self._running
+        return running is None or running.done.wait(timeout)
 
     @property
     def target(self) -> Target:
@@ -89,25 +106,44 @@ class Healing:
 
     def _on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
                   snapshot: Snapshot | None) -> object:
-        failing_code = _failing_code(exc, self.func)
+        failing_code, key = _failing_frame(exc, self.func)
         with self._lock:
+            self.tally.failures += 1
             if failing_code is not None and failing_code is not self.func.__code__:
                 return RETRY  # another thread installed a fix while this call was failing
             if installed(exc, self.func.__qualname__, self.options, self._tried, self.results):
                 return RETRY  # a missing module was installed (install_missing=)
-            try:
-                failure = capture_exception(exc, self.func, args, kwargs)
-            except Exception as capture_error:  # evidence capture must never hide the user's error
-                _note(exc, f"regrow: could not capture the failure: {capture_error!r}")
-                return RAISE
-            verify, tests = self.options.verify, self.options.tests
-            replay = Replay(args, kwargs, verify, annotation_oracle(self.func, verify, tests))
-            result = self._repair(failure, replay, exc, put_back(args, kwargs, snapshot))
-        if result is None or not result.ok:
-            if result is not None:
-                _note(exc, result.ledger())
-            return NONE if self.options.on_failure == "return_none" else RAISE
-        return RETRY
+            running, mine = self._running, False
+            if running is not None:
+                self.tally.skipped["running"] += 1  # one session per function at a time: this call joins it
+            elif self._quiet.get(key, 0.0) > time.monotonic():  # the bug, whatever the input: before any capture
+                return self._skip("cooldown", f"{type(exc).__name__} in {self.func.__qualname__}")
+            else:
+                try:
+                    failure = capture_exception(exc, self.func, args, kwargs)
+                except Exception as capture_error:  # evidence capture must never hide the user's error
+                    _note(exc, f"regrow: could not capture the failure: {capture_error!r}")
+                    return RAISE
+                verify, tests = self.options.verify, self.options.tests
+                replay = Replay(args, kwargs, verify, annotation_oracle(self.func, verify, tests))
+                started = self._start(failure, replay, exc, put_back(args, kwargs, snapshot), key, (args, kwargs))
+                if isinstance(started, str):
+                    return self._skip(started, failure.summary())
+                running, mine = started, True
+        if not self._wait(running, mine):
+            _note(exc, f"regrow: the repair of {self.func.__qualname__} goes on in the background (wait="
+                       f"{self.options.wait:g}s); later calls run its fix once it is proven and installed")
+            return self._give_up()
+        if running.internal is not None:
+            log.error("healing %s failed inside regrow", self.func.__qualname__, exc_info=running.internal)
+            _note(exc, f"regrow: healing failed inside regrow: {running.internal!r}")
+            return RAISE
+        result = running.result
+        if result is not None and result.ok:
+            return RETRY
+        if result is not None and mine:
+            _note(exc, result.ledger())
+        return self._give_up()
 
     def on_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                     snapshot: Snapshot | None = None) -> object:
@@ -126,27 +162,50 @@ class Healing:
         verify = self.options.verify
         assert verify is not None  # the wrapper only calls this with a predicate
         installs = self._installs
+        reason = "verify rejected the result"
         with self._lock:
+            self.tally.failures += 1
             if self._installs != installs:
                 return RETRY  # another thread installed a fix while this call was being judged
-            try:
-                judge(verify, value)
-                reason = "verify rejected the result"
-            except CheckFailed as exc:
-                reason = str(exc)
-            snapped = put_back(args, kwargs, snapshot)
-            replay = Replay(args, kwargs, verify)
-            failure = check_failure("verify", self.func, reason, args, kwargs)
-            result = self._repair(failure, replay, None, snapped)
+            running, mine = self._running, False
+            if running is not None:
+                self.tally.skipped["running"] += 1
+            else:
+                try:
+                    judge(verify, value)
+                except CheckFailed as exc:
+                    reason = str(exc)
+                snapped = put_back(args, kwargs, snapshot)
+                failure = check_failure("verify", self.func, reason, args, kwargs)
+                started = self._start(failure, Replay(args, kwargs, verify), None, snapped, None, (args, kwargs))
+                if isinstance(started, str):
+                    self._skip(started, failure.summary())
+                    return f"{reason} (no repair: {SKIPPED[started]})"
+                running, mine = started, True
+        if not self._wait(running, mine):
+            return f"{reason} (its repair goes on in the background, past wait={self.options.wait:g}s)"
+        if running.internal is not None:
+            raise running.internal
+        result = running.result
         if result is not None and result.ok:
             return RETRY
-        return result.ledger() if result is not None else reason
+        return result.ledger() if result is not None and mine else reason
 
     def _reject(self, value: Any, reason: str) -> object:
         if self.options.on_failure == "return_none":
             return NONE
         raise VerificationError(f"{self.func.__qualname__} returned a result that verify rejected\n{reason}",
                                 value, reason)
+
+    def _give_up(self) -> object:
+        return NONE if self.options.on_failure == "return_none" else RAISE
+
+    def _skip(self, why: Skip, summary: str) -> object:
+        """Count a failure that starts no session (the lock is held); what the caller gets."""
+        self.tally.skipped[why] += 1
+        if why == "cooldown":
+            emit(self.options.on_event, Event("cooldown", self.func.__qualname__, message=summary))
+        return self._give_up()
 
     async def aon_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
                         snapshot: Snapshot | None = None) -> object:
@@ -180,38 +239,87 @@ class Healing:
             return
 
     # -- repair ------------------------------------------------------------------------------
-    def _repair(self, failure: Failure, replay: Check, exc: BaseException | None = None,
-                snapshot: bool | str = False) -> RepairResult | None:
-        """Run a session for ``failure`` unless it is cooling down or may not run; the lock is held.
+    def _start(self, failure: Failure, replay: Check, exc: BaseException | None, snapshot: bool | str,
+               key: tuple[Any, ...] | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None,
+               inline: bool | None = None) -> Running | Skip:
+        """A session for ``failure``, set running (the lock is held), or why none starts.
 
         ``snapshot``: the arguments are the caller's as passed (``True``), or why they cannot be (a string).
+        ``key``: the failing frames, kept quiet with the fingerprint when no fix is found. ``call``: the failing
+        call's arguments, for the value a fix no oracle proved returns there. ``inline``: run in the caller's
+        thread (default: when ``wait=None``).
         """
-        fingerprint = failure.fingerprint
-        now = time.monotonic()
-        if self._cooldown.get(fingerprint, 0.0) > now:
-            emit(self.options.on_event, Event("cooldown", self.func.__qualname__, message=failure.summary()))
-            return None
+        if self._cooldown.get(failure.fingerprint, 0.0) > time.monotonic():
+            return "cooldown"
+        if not SESSIONS.take(self.options.sessions_per_minute):
+            log.warning("%s: no repair session for %s: %d sessions started in this process in the last minute "
+                        "(heal(sessions_per_minute=...))", self.func.__qualname__, failure.summary(),
+                        self.options.sessions_per_minute)
+            return "cap"
         checks = [replay, *self._regressions, *(TestCallable(t) for t in self.options.tests)]
         if self._recorded:
             checks.append(Recorded(list(self._recorded)))
+        self.tally.sessions += 1
+        work = functools.partial(self._session, failure, replay, tuple(checks), exc, snapshot, key, call)
+        running = Running(work, self._ended, inline=self.options.wait is None if inline is None else inline)
+        self._running = running
+        if not running.inline:
+            running.start()
+        return running
+
+    def _wait(self, running: Running, mine: bool) -> bool:
+        """Run the session here if it is this caller's to run inline; wait for it as ``wait=`` allows; whether it
+        ended."""
+        if mine and running.inline:
+            running.run()
+        return running.done.wait(self.options.wait)
+
+    def _ended(self) -> None:
+        with self._lock:
+            self._running = None
+
+    def _session(self, failure: Failure, replay: Check, checks: tuple[Check, ...], exc: BaseException | None,
+                 snapshot: bool | str, key: tuple[Any, ...] | None,
+                 call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
+        """The session itself, through the one assembly; then what it changes for this function."""
         running = self.func.__code__
-        result = run_repair(RepairRequest(self.target, failure, tuple(checks), self.options, raised=exc,
+        result = run_repair(RepairRequest(self.target, failure, checks, self.options, raised=exc,
                                           snapshot=snapshot, rebind=self._rebind, keep=self._keep))
-        self.results.append(result)
-        if result.ok:
+        with self._lock:
+            self.results.append(result)
+            if not result.ok:
+                until = time.monotonic() + self.options.cooldown
+                self._cooldown[failure.fingerprint] = until
+                if key is not None:
+                    self._quiet[key] = until
+                return result
             self._replaced = running  # what a generator's caller was iterating (see resume)
             clear = getattr(self.entry, "cache_clear", None)
             if callable(clear):  # an lru_cache between heal and the def kept results of the old code
                 clear()
             self._installs += 1
             self._regressions.append(replay)
-            self._cooldown.pop(fingerprint, None)
+            self._cooldown.pop(failure.fingerprint, None)
             if self.wrapper is not None and self.entry is None:
                 self.wrapper.__defaults__ = self.func.__defaults__
                 self.wrapper.__kwdefaults__ = self.func.__kwdefaults__
-        else:
-            self._cooldown[fingerprint] = now + self.options.cooldown
+            blind = not self.options.oracle and call is not None
+            if blind:
+                self.tally.blind += 1
+        if blind and call is not None:
+            self._warn_blind(result, failure, *call)
         return result
+
+    def _warn_blind(self, result: RepairResult, failure: Failure, args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> None:
+        """Say, at WARNING, what a fix no oracle proved returns where the original raised: nothing checked it."""
+        options = self.options
+        value = blind_value(self.func, args, kwargs, options.sandbox or default_sandbox(),
+                            options.budget.candidate_timeout)
+        log.warning("%s: installed a fix that no oracle proved (no verify=, tests= or record=): where the original "
+                    "raised (%s) it now returns %s. Nothing checked that this value is right; give verify= or "
+                    "tests= to check it (docs/production.md).\n%s", self.func.__qualname__, failure.summary(),
+                    value, result.diff)
 
     def _keep(self, target: Target, result: RepairResult, checks: Sequence[Check]) -> None:
         self.keeper.proven(target, result, checks, self.options.store)
@@ -247,19 +355,37 @@ class Healing:
             except Exception as exc:
                 reason = str(exc) if not isinstance(exc, AssertionError) else f"{test.name} failed"
                 failure = check_failure("test", self.func, reason, exc_type=type(exc).__name__)
-                with self._lock:
-                    result = self._repair(failure, test)
+                result = self._check_session(failure, test)
                 if (result is None or not result.ok) and self.options.on_failure == "raise":
                     raise TestsFailedError(result.ledger() if result else reason) from exc
                 return result
         return None
 
+    def _check_session(self, failure: Failure, test: Check) -> RepairResult | None:
+        """A session for a failing test, run here to its end (after the one running, if any)."""
+        while True:
+            with self._lock:
+                running = self._running
+                if running is None:
+                    started = self._start(failure, test, None, False, None, None, inline=True)
+                    if isinstance(started, str):
+                        self.tally.skipped[started] += 1
+                        return None
+                    break
+            running.done.wait()
+        started.run()
+        if started.internal is not None:
+            raise started.internal
+        return started.result
 
-def _failing_code(exc: BaseException, func: types.FunctionType) -> types.CodeType | None:
-    """The code object of ``func``'s frame in the traceback (the code that actually failed)."""
-    found = None
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
+
+def _failing_frame(exc: BaseException, func: types.FunctionType) -> tuple[types.CodeType | None, tuple[Any, ...]]:
+    """The code object of ``func``'s frame in the traceback (the code that actually failed), and the bug's key:
+    the exception type, where ``func`` was and where it was raised — the same for every input of one bug."""
+    found, line, last = None, 0, None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
         code = frame.f_code
+        last = (code, lineno)
         if code.co_name == func.__name__ and getattr(code, "co_qualname", func.__qualname__) == func.__qualname__:
-            found = code
-    return found
+            found, line = code, lineno
+    return found, (type(exc), found, line, last)

@@ -64,6 +64,10 @@ class Options:
     # The environment variables a candidate's sandbox keeps (regrow._environ): True, those the function's
     # module reads; False, none; names, those and these. Their values are masked everywhere.
     environ: Keep = True
+    # The latency policy of @heal (regrow._live): seconds a failing call waits for its repair (None: the whole
+    # session); past it the call gets its error at once and the session goes on in the background.
+    wait: float | None = None
+    sessions_per_minute: int | None = 10  # sessions @heal starts in the process per minute (None: no cap)
 
     @property
     def oracle(self) -> bool:
@@ -98,6 +102,8 @@ def make_options(
     allow_install: Mapping[str, str] | None = None,
     jobs: int | None = None,
     environ: Keep = True,
+    wait: float | None = None,
+    sessions_per_minute: int | None = 10,
 ) -> Options:
     """The options checked, as ``@heal`` takes them: the one place they are spelled with their defaults
     (``heal``'s typed signature and ``repair()`` pass theirs through here; the command and the agent
@@ -131,9 +137,17 @@ def make_options(
     if not isinstance(environ, bool) and (isinstance(environ, str) or not all(
             isinstance(name, str) and name for name in environ)):
         raise TypeError(f"environ= is True, False or a list of variable names, not {environ!r}")
+    if wait is not None and (isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0):
+        raise ValueError(f"wait= is the seconds a failing call may wait for its repair: a number >= 0 or None "
+                         f"(the whole session), not {wait!r}")
+    if sessions_per_minute is not None and (isinstance(sessions_per_minute, bool)
+                                            or not isinstance(sessions_per_minute, int) or sessions_per_minute < 1):
+        raise ValueError("sessions_per_minute= is how many repair sessions may start per minute in the process: "
+                         f"an int of at least 1 or None (no cap), not {sessions_per_minute!r}")
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
                    on_failure, handlers, cooldown, store, record, check_mode(write_back), install_missing, allowed,
-                   environ=environ if isinstance(environ, bool) else tuple(environ))
+                   environ=environ if isinstance(environ, bool) else tuple(environ),
+                   wait=None if wait is None else float(wait), sessions_per_minute=sessions_per_minute)
 
 
 def check_allowlist(allow: Mapping[str, str] | None, enabled: bool) -> dict[str, str]:

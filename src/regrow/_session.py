@@ -100,16 +100,18 @@ class Session:
         result.screened = self.screened
         if result.ok and result.fix is not None:
             result.diff = unified_diff(self.target, result.fix.source)
-            if install:
-                result.installed = self.install(result.fix)
         else:
             self._emit("exhausted", message=result.reason)
             log.warning("%s", result.ledger(limit=3).removeprefix("regrow: "))  # the logger says "regrow"
+        # Recorded before it is installed: a process that ends mid-repair (a background session of
+        # @heal(wait=...) is a daemon thread) loses nothing that was proven.
         if self.store is not None:
             try:
                 self.store.record(result, cache_key(self.target, self.failure.fingerprint, self.checks))
             except Exception as exc:  # a locked or broken store must not cost the user the fix
                 log.warning("could not record the session in %s: %s", self.store.path, exc)
+        if result.ok and result.fix is not None and install:
+            result.installed = self.install(result.fix)
         return result
 
     def _search(self, deadline: float) -> RepairResult:
