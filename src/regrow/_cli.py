@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
+from ._display import silence
 from ._errors import RegrowError
 from ._guard import INTERRUPTED, guarded
 from ._history_cli import add_history_commands
@@ -46,7 +47,7 @@ def _heal_here(args: argparse.Namespace, out: TextIO) -> int:
         print("regrow: interrupted; no file was changed", file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:  # the output was closed (``| head``): nothing more to say
-        _silence_stdout()
+        silence(out)
         return 1
 
 
@@ -149,13 +150,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except KeyboardInterrupt:
         print("regrow: interrupted", file=sys.stderr)
         return INTERRUPTED
-
-
-def _silence_stdout() -> None:
-    """After a broken pipe, point stdout at /dev/null so the interpreter's last flush cannot fail."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -52,7 +52,10 @@ class Display:
             self.line(f"regrow: {phase}")
 
     def line(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        try:
+            print(text, file=self.out, flush=True)
+        except BrokenPipeError:  # the reader went away (``| head``): the heal goes on, silently
+            silence(self.out)
 
     def close(self) -> None:
         """Stop redrawing (the live display); lines printed after this go straight to the output."""
@@ -133,6 +136,18 @@ def _escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
+def silence(out: TextIO) -> None:
+    """After a broken pipe, point ``out`` at /dev/null so later prints and the interpreter's last flush
+    cannot fail (a stream without a descriptor is left as it is)."""
+    try:
+        fileno = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fileno)
+    os.close(devnull)
 
 
 def make_display(out: TextIO, target: Target, *, verbose: bool = False, log: bool = False) -> Display:
