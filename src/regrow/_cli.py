@@ -34,6 +34,8 @@ def _jobs(text: str) -> int:
 
 def _heal(args: argparse.Namespace, out: TextIO) -> int:
     check_heal(args)  # a missing extra, an unknown provider, a file for --patch: before any work
+    if out is not sys.stdout:  # called in process with a stream to write to (a test, a tool): no child to lose it
+        return _heal_here(args, out)
     return guarded(lambda: _heal_here(args, out))
 
 

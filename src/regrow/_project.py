@@ -170,6 +170,8 @@ def run_heal(heal: ProjectHeal, prepared: Prepared, out: TextIO) -> tuple[int, R
         after_failure(heal.keeping, prepared.target, result, options.store, out)
         return 1, result
     status = kept[0]
+    print(f"regrow: fixed by {result.fix.describe()} after {max(display.judged, result.candidates)} candidates "
+          f"in {result.duration:.2f}s", file=out)
     show(out, rows(prepared.target, result, _outcome(heal, status), display.judged, tests), result.diff)
     return status, result
 
