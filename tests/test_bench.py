@@ -37,11 +37,16 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bench(manifest: Path, out: Path, *options: str) -> tuple[dict[str, Any], str]:
-    """``regrow bench`` as the command line runs it: the results.json it wrote, and what it printed."""
+    """``regrow bench`` as the command line runs it: the results.json it wrote, and what it printed.
+
+    The status is 2 exactly when a task is broken (a bad target or tests, a failing reference)."""
     printed = io.StringIO()
-    assert main(["bench", str(manifest), "--jobs", "2", "--timeout", "30", "--out", str(out), *options],
-                out=printed) == 0
-    return json.loads((out / "results.json").read_text()), printed.getvalue()
+    status = main(["bench", str(manifest), "--jobs", "2", "--timeout", "30", "--out", str(out), *options],
+                  out=printed)
+    data = json.loads((out / "results.json").read_text())
+    broken = any(task["status"] in ("bad-target", "bad-tests", "reference-fails") for task in data["tasks"])
+    assert status == (2 if broken else 0), status
+    return data, printed.getvalue()
 
 
 @pytest.fixture(scope="module")

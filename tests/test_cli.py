@@ -51,7 +51,7 @@ def regrow(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_heal_prints_verdicts_and_diff_without_touching_the_file(project):
     done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py::test_above",
-                  "--test", "tests/test_shapes.py::test_below")
+                  "--test", "tests/test_shapes.py::test_below", "-v")
     assert done.returncode == 0, done.stderr
     assert "FAIL" in done.stdout and "PASS" in done.stdout
     assert "-        return low  # the bug: should return high" in done.stdout
@@ -81,7 +81,7 @@ def test_no_fix_found_leaves_the_file(project):
                                                       "    assert clamp(1, 2, 3) == 'never'\n")
     done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py::test_impossible",
                   "--apply", "--max-candidates", "30")
-    assert done.returncode == 1 and "no fix found" in done.stdout
+    assert done.returncode == 1 and "no fix" in done.stdout
     assert (project / "shapes.py").read_text() == BUGGY
 
 
@@ -141,7 +141,8 @@ def test_an_original_that_never_ends_is_stopped_localized_and_fixed(tmp_path):
     # partial trace, and candidates are judged with a limit from the passing test, not the hanging one.
     (tmp_path / "digits.py").write_text(HANGING)
     (tmp_path / "test_digits.py").write_text(HANGING_TESTS)
-    done = regrow(tmp_path, "heal", "digits.py::digit_sum", "--test", "test_digits.py", "--candidate-timeout", "3")
+    done = regrow(tmp_path, "heal", "digits.py::digit_sum", "--test", "test_digits.py", "--candidate-timeout", "3",
+                  "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "test_digits.py::test_many did not finish in 3s" in done.stdout
     assert "+        n //= 10" in done.stdout

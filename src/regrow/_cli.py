@@ -13,8 +13,13 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
+from ._display import silence
 from ._errors import RegrowError
+from ._guard import INTERRUPTED, guarded
+from ._history_cli import add_history_commands
+from ._preflight import check_heal
 from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
+from ._version import __version__
 
 
 def _jobs(text: str) -> int:
@@ -28,17 +33,39 @@ def _jobs(text: str) -> int:
 
 
 def _heal(args: argparse.Namespace, out: TextIO) -> int:
+    check_heal(args)  # a missing extra, an unknown provider, a file for --patch: before any work
+    if out is not sys.stdout:  # called in process with a stream to write to (a test, a tool): no child to lose it
+        return _heal_here(args, out)
+    return guarded(lambda: _heal_here(args, out))
+
+
+def _heal_here(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        return _run_heal(args, out)
+    except RegrowError as exc:
+        print(f"regrow: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("regrow: interrupted; no file was changed", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:  # the output was closed (``| head``): nothing more to say
+        silence(out)
+        return 1
+
+
+def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
     options = project_options(max_candidates=args.max_candidates, timeout=args.timeout,
                               candidate_timeout=args.candidate_timeout, jobs=args.jobs, model=args.model,
                               store=args.store, on_event=args.on_event, environ=args.environ or True)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
-                       args.no_copy, Keeping.from_args(args))
+                       args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log)
     prepared = collect(heal, out)
     return prepared.status if prepared.failure is None else run_heal(heal, prepared, out)[0]
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="regrow", description="Repair failing Python functions.")
+    parser.add_argument("--version", action="version", version=f"regrow {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     heal = commands.add_parser(
         "heal", help="repair a function until its pytest tests pass",
@@ -62,10 +89,14 @@ def _parser() -> argparse.ArgumentParser:
                            "tree with the fix written in")
     heal.add_argument("--model", default=None,
                       help="a model to try after the engine, e.g. openai:gpt-5 (see docs/llm.md)")
-    heal.add_argument("-q", "--quiet", action="store_true", help="print only passing verdicts and the result")
+    heal.add_argument("-q", "--quiet", action="store_true", help="print only the result: no phases, no progress")
+    heal.add_argument("-v", "--verbose", action="store_true", help="list every candidate judged and its verdict")
+    heal.add_argument("--log", action="store_true",
+                      help="a plain line per event, even on a terminal (the default when the output is not one)")
     add_heal_options(heal)
     heal.set_defaults(run=_heal, pytest_args=[], on_event=[])
     add_deliver_command(commands)
+    add_history_commands(commands)
     commands.add_parser("run", help="run a script (or -m module) with regrow.watch on its own package: its functions "
                         "are healed when they raise (docs/production.md)", add_help=False)
     serve = commands.add_parser("mcp", help="serve regrow's tools to coding agents over MCP on stdio (docs/agents.md)")
@@ -118,6 +149,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except RegrowError as exc:
         print(f"regrow: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("regrow: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -154,6 +154,8 @@ def after_failure(args: Keeping, target: Target, result: RepairResult, store: St
 
 
 def run_deliver(args: argparse.Namespace, out: TextIO) -> int:
+    if not (args.pr or args.issues or args.summary is not None):
+        raise RegrowError("regrow deliver needs something to do: --pr, --issues and/or --summary FILE")
     if not args.folder.is_dir():
         raise RegrowError(f"no such folder: {args.folder}")
     return _deliver_records(args, args.folder, None, out)

@@ -10,7 +10,8 @@ from theirs, so neither goes through the other.
 from __future__ import annotations
 
 import dataclasses
-import os
+import io
+import sys
 import types
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,16 +19,19 @@ from typing import Any, TextIO
 
 from ._assembly import RepairRequest, run_repair
 from ._checks import Check, PytestTests
-from ._deliver_cli import Keeping, after_failure, after_fix
+from ._deliver_cli import UNDELIVERED, Keeping, after_failure, after_fix
+from ._display import Display, make_display
 from ._errors import RegrowError, TargetError
 from ._events import Event
 from ._failure import Failure, check_failure
+from ._guard import INTERRUPTED, doing
 from ._locate import attribute, blame, describe, is_path, loaded, split
 from ._options import Options, make_options
 from ._probe import Reach, SomeTests, probe, prove_in_copy
 from ._pytest_runner import CollectionError, Suite, open_suite, set_options
 from ._result import RepairResult
 from ._sandbox import InProcessSandbox
+from ._summary import rows, show
 from ._target import Target
 
 TIMEOUT = 300.0  # seconds for a whole repair against a project's tests
@@ -52,37 +56,15 @@ class ProjectHeal:
     options: Options = dataclasses.field(default_factory=project_options)
     rootdir: str | None = None
     pytest_args: tuple[str, ...] = ()
-    quiet: bool = False
+    quiet: bool = False  # only the summary: no phases, no progress
     no_copy: bool = False  # do not prove tests that run the code in a subprocess in a scratch copy
     keeping: Keeping = dataclasses.field(default_factory=Keeping)
+    verbose: bool = False  # a line per candidate judged
+    log: bool = False  # the plain log even on a terminal
 
     def __post_init__(self) -> None:
         if not self.tests:
             raise RegrowError("tests must name at least one pytest node id or test file")
-
-
-class _Printer:
-    """Renders session events as one line per verdict."""
-
-    def __init__(self, out: TextIO, quiet: bool) -> None:
-        self.out = out
-        self.quiet = quiet
-        color = out.isatty() and "NO_COLOR" not in os.environ
-        self.green, self.red, self.dim, self.reset = (
-            ("\033[32m", "\033[31m", "\033[2m", "\033[0m") if color else ("", "", "", "")
-        )
-        self.count = 0
-
-    def __call__(self, event: Event) -> None:
-        if event.type == "verdict" and event.verdict is not None and event.candidate is not None:
-            self.count += 1
-            if self.quiet and not event.verdict.ok:
-                return
-            mark = f"{self.green}PASS{self.reset}" if event.verdict.ok else f"{self.red}FAIL{self.reset}"
-            reason = "" if event.verdict.ok else f" {self.dim}{event.verdict.check}: {event.verdict.reason}{self.reset}"
-            print(f"  #{self.count:<4} {mark} {event.candidate.describe()}{reason}", file=self.out)
-        elif event.type == "proposer_error":
-            print(f"  {self.red}proposer error{self.reset}: {event.message}", file=self.out)
 
 
 @dataclasses.dataclass
@@ -115,12 +97,12 @@ def collect(heal: ProjectHeal, out: TextIO) -> Prepared:
     target = _target(heal.target)
     print(f"regrow: healing {target.module}.{target.qualname} against {len(collected)} tests", file=out)
     suite = open_suite(tests.node_ids, tests.rootdir)
-    reach = probe(suite, target.original_code, collected, timeout=heal.options.budget.candidate_timeout)
+    reach = _probe(heal, suite, target, collected)
     moved = _imported_meanwhile(target, where, reach)
     if moved is not None:  # the tests imported the file themselves, under another name, while they ran
         target = moved
         print(f"regrow: the tests import it as {target.module}; healing {target.module}.{target.qualname}", file=out)
-        reach = probe(suite, target.original_code, collected, timeout=heal.options.budget.candidate_timeout)
+        reach = _probe(heal, suite, target, collected)
     name = f"{target.module}.{target.qualname}"
     for seen in reach:
         if seen.blind and (seen.started or not seen.result.passed):
@@ -146,40 +128,80 @@ def collect(heal: ProjectHeal, out: TextIO) -> Prepared:
     return Prepared(target, reach, suite, failure, checks)
 
 
+def _probe(heal: ProjectHeal, suite: Suite, target: Target, collected: Sequence[str]) -> list[Reach]:
+    """Each test once on the original code, noting which runs (named if the test ends the interpreter)."""
+    found: list[Reach] = []
+    for nodeid in collected:
+        doing(f"running {nodeid} on the original code")
+        found += probe(suite, target.original_code, [nodeid], timeout=heal.options.budget.candidate_timeout)
+    return found
+
+
 def run_heal(heal: ProjectHeal, prepared: Prepared, out: TextIO) -> tuple[int, RepairResult]:
     """Search for a fix of a prepared heal, prove it, and keep it as asked: the exit status and the result.
 
     The repair is the one assembly's (:func:`regrow._assembly.run_repair`): the tests are the oracle,
-    a model's candidates are proven in the default sandbox, the engine's edits in process."""
+    a model's candidates are proven in the default sandbox, the engine's edits in process. Ctrl-C ends
+    it with one line and status 130, before any file is written."""
     failure = prepared.failure
     assert failure is not None
-    printer = _Printer(out, heal.quiet)
-    options = dataclasses.replace(heal.options, on_event=(printer, *heal.options.on_event))
+    display = make_display(io.StringIO() if heal.quiet else out, prepared.target, verbose=heal.verbose,
+                           log=heal.log or heal.quiet)
+    options = dataclasses.replace(heal.options, on_event=(display, _noting, *heal.options.on_event))
     kept: list[int] = []
 
     def keep(target: Target, result: RepairResult, checks: Sequence[Check]) -> None:
-        kept.append(_keep(heal, prepared, target, result, checks, printer.count, out))
+        display.close()
+        kept.append(_keep(heal, prepared, target, result, checks, display, out))
 
-    result = run_repair(RepairRequest(prepared.target, failure, tuple(prepared.checks), options, oracle=True,
-                                      install=False, keep=keep))
+    try:
+        result = run_repair(RepairRequest(prepared.target, failure, tuple(prepared.checks), options, oracle=True,
+                                          install=False, keep=keep))
+    except KeyboardInterrupt:
+        display.close()
+        print(f"regrow: interrupted after {display.judged} candidates in {display.elapsed:.1f}s; "
+              f"{'no file was changed' if not kept else 'the fix was kept as shown above'}", file=sys.stderr)
+        return INTERRUPTED, RepairResult(False, failure.qualname, failure, reason="interrupted")
+    finally:
+        display.close()
+    tests = [seen.nodeid for seen in prepared.reach if not seen.blind]
     if not result.ok or result.fix is None:
-        print(f"regrow: no fix found after {max(printer.count, result.candidates)} candidates ({result.reason})",
-              file=out)
+        show(out, rows(prepared.target, result, "no fix", display.judged, tests), "")
         after_failure(heal.keeping, prepared.target, result, options.store, out)
         return 1, result
-    return kept[0], result
+    status = kept[0]
+    print(f"regrow: fixed by {result.fix.describe()} after {max(display.judged, result.candidates)} candidates "
+          f"in {result.duration:.2f}s", file=out)
+    show(out, rows(prepared.target, result, _outcome(heal, status), display.judged, tests), result.diff)
+    return status, result
+
+
+def _noting(event: Event) -> None:
+    if event.type == "candidate" and event.candidate is not None:
+        doing(f"judging the candidate {event.candidate.describe()}")
+    elif event.type == "attempt_start":
+        doing(f"searching with {event.message}")
+
+
+def _outcome(heal: ProjectHeal, status: int) -> str:
+    keeping = heal.keeping
+    if status == 0:
+        written = "written to the file" if keeping.apply else "the file is unchanged (--apply writes it)"
+        return "fixed, " + written + (", patch written" if keeping.patch is not None else "") + \
+            (", pull request opened" if keeping.pr else "")
+    if status == UNDELIVERED:
+        return "fixed, but not kept (see above)"
+    return "not fixed: the fix fails the tests that run the code in a subprocess"
 
 
 def _keep(heal: ProjectHeal, prepared: Prepared, target: Target, result: RepairResult, checks: Sequence[Check],
-          shown: int, out: TextIO) -> int:
-    """Show a proven fix, prove it in a scratch copy for the tests that spawn the code, and keep it as asked."""
+          display: Display, out: TextIO) -> int:
+    """Prove a fix in a scratch copy for the tests that spawn the code, and keep it as asked."""
     assert result.fix is not None
-    # The engine judges its candidates itself and the session proves its best: count what was shown.
-    print(f"regrow: fixed by {result.fix.describe()} after {max(shown, result.candidates)} candidates "
-          f"in {result.duration:.2f}s\n", file=out)
-    print(result.diff, file=out, end="" if result.diff.endswith("\n") else "\n")
     spawning = [seen.nodeid for seen in prepared.reach if seen.blind and seen.started]
     if spawning and not heal.no_copy:
+        display.set_phase(f"proving in a scratch copy against the {len(spawning)} tests that run a subprocess")
+        doing("proving the fix in a scratch copy")
         proof = prove_in_copy(prepared.suite.config.rootpath, target, result.fix.source, spawning,
                               list(heal.pytest_args), timeout=heal.options.budget.timeout)
         if not proof.passed:
@@ -189,6 +211,7 @@ def _keep(heal: ProjectHeal, prepared: Prepared, target: Target, result: RepairR
             return 1
         print(f"regrow: the {len(spawning)} tests that run the code in a subprocess pass in a scratch copy with "
               "the fix written in", file=out)
+    doing("keeping the fix")
     return after_fix(heal.keeping, target, result, checks, heal.options.store, out)
 
 

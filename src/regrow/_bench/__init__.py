@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import importlib.util
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -74,7 +75,14 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
     json_path, html_path = write(Path(args.out), suite.name, options, results, summary)
     print(table(results, summary), file=out)
     print(f"wrote {json_path} and {html_path}", file=out)
-    return 0
+    broken = [result for result in results if result["status"] in _BROKEN]
+    for result in broken:  # the task itself is wrong: say why, and the run is bad input (exit 2)
+        print(f"regrow bench: {result['name']}: {result['status']}: {result.get('reason') or 'no reason given'}",
+              file=sys.stderr)
+    return 2 if broken else 0
+
+
+_BROKEN = ("bad-target", "bad-tests", "reference-fails")  # a task the manifest got wrong, not a heal that failed
 
 
 def _at_least_one(text: str) -> int:

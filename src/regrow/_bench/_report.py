@@ -84,9 +84,9 @@ def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
     s = summary
     lines += [
         "",
-        f"fixed {s['fixed']}/{s['fixable']} fixable tasks ({s['fixed_percent']}%); "
+        f"fixed {s['fixed']}/{s['fixable']} fixable tasks ({_shown(s['fixed_percent'])}); "
         f"against the reference: correct {s['correct']}, wrong {s['wrong']}, unjudged {s['unjudged']} "
-        f"of {s['checked']} ({s['correct_percent']}% correct); "
+        f"of {s['checked']} ({_shown(s['correct_percent'])} correct); "
         f"wrong claims on unfixable tasks: {s['wrong_claims']} (of {s['unfixable_claims']} claims)",
         f"median {s['median_seconds']}s per task, {s['total_seconds']}s in all; "
         f"{s['candidates']} candidates at {s['candidates_per_second']}/s; "
@@ -181,3 +181,8 @@ unjudged <b>{s['unjudged']}</b> of {s['checked']} ({s['correct_percent']}% corre
 {''.join(rows)}
 </table></body></html>
 """
+
+
+def _shown(value: Any) -> str:
+    """A share as a percentage, or "n/a" when there was nothing to share (never "None%")."""
+    return "n/a" if value is None else f"{value}%"

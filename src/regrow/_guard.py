@@ -1,0 +1,120 @@
+"""A heal that the code it runs cannot end: ``regrow heal`` works in a forked child, watched by its parent.
+
+The tests of a project run in the heal's own process (that is what makes judging a candidate cheap),
+so a test that calls ``os._exit(0)`` or crashes the interpreter would end ``regrow`` itself, with a
+status that means something else ("0: fixed"). The parent forks the heal before anything runs, and
+the child tells it, in a page of shared memory, what it is doing and the status it ends with. When
+the child ends without saying so, something it ran ended it: the parent reports what it was doing,
+and the status is 1 (no fix), never the child's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+
+NO_FIX = 1
+INTERRUPTED = 130  # the shell's status for a command ended by Ctrl-C
+_SIZE = 4096
+_DONE = b"D"  # the first byte: the child said its status (the second byte)
+
+
+class Guard:
+    """What the child is doing (for the parent's report if the child is ended), and its status."""
+
+    def __init__(self) -> None:
+        self._page = mmap.mmap(-1, _SIZE)  # anonymous and shared: the forked child writes, the parent reads
+
+    def doing(self, what: str) -> None:
+        """Note what the heal is doing now: named in the report if the code it runs ends the interpreter."""
+        data = what.encode("utf-8", "replace")[: _SIZE - 3]
+        self._page[2:] = data + b"\0" * (_SIZE - 2 - len(data))
+
+    def done(self, status: int) -> None:
+        self._page[1:2] = bytes([status & 0xFF])
+        self._page[0:1] = _DONE
+
+    def said(self) -> int | None:
+        return self._page[1] if self._page[0:1] == _DONE else None
+
+    def what(self) -> str:
+        return self._page[2:].rstrip(b"\0").decode("utf-8", "replace")
+
+
+_current: Guard | None = None
+
+
+def doing(what: str) -> None:
+    """Note what the heal is doing now (nothing when the heal is not guarded)."""
+    if _current is not None:
+        _current.doing(what)
+
+
+def guarded(run: Callable[[], int]) -> int:
+    """``run()`` in a forked child; its status, or :data:`NO_FIX` with one line on stderr when the code it
+    ran ended the child. Without ``os.fork`` (Windows), ``run()`` here."""
+    global _current
+    if not hasattr(os, "fork"):
+        return run()
+    guard = Guard()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: the heal
+        _current = guard
+        me = os.getpid()
+        status = 70  # EX_SOFTWARE, if what follows raises something the command did not handle
+        try:
+            status = run()
+        finally:
+            if os.getpid() == me:  # not a process the heal forked, unwinding to here
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                guard.done(status)
+                os._exit(status)
+    with _parent_signals(pid):
+        status = _wait(pid)
+    said = guard.said()
+    if said is not None:
+        return said
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT:
+        print("regrow: interrupted; no file was changed", file=sys.stderr)
+        return INTERRUPTED
+    how = (f"with status {os.WEXITSTATUS(status)}" if os.WIFEXITED(status)
+           else f"by signal {signal.Signals(os.WTERMSIG(status)).name}")
+    what = guard.what()
+    print(f"regrow: the code under test ended the interpreter {how}"
+          f"{' while ' + what if what else ''}: a test that exits or crashes the process cannot prove a fix; "
+          "no fix", file=sys.stderr)
+    return NO_FIX
+
+
+def _wait(pid: int) -> int:
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:  # pragma: no cover - PEP 475 retries waitpid itself
+            continue
+
+
+@contextlib.contextmanager
+def _parent_signals(pid: int) -> Iterator[None]:
+    """Ctrl-C reaches the child (same process group), which ends cleanly: the parent waits for it.
+    A SIGTERM to the parent is passed on."""
+
+    def forward(signum: int, frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+
+    previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous_term = signal.signal(signal.SIGTERM, forward)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous_int)
+        signal.signal(signal.SIGTERM, previous_term)
