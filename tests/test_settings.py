@@ -184,3 +184,35 @@ def test_the_reference_page_is_generated_from_the_object():
                                 "scripts/configuration-reference.py"
     for name in FIELDS:
         assert f"`{_settings.env_name(name)}`" in page
+
+
+def product(a, b):
+    return a * b - 1  # wrong, and nothing the engine tries makes it right
+
+
+def check_sum(f):
+    assert f(2, 3) == 5 and f(4, 1) == 5 and f(0, 0) == 0
+
+
+def test_repair_takes_the_configuration_for_what_it_is_not_given(project, monkeypatch):
+    monkeypatch.setenv("REGROW_MAX_CANDIDATES", "3")
+    limited = regrow.repair(product, (2, 3), tests=[check_sum], sandbox="inprocess", install=False)
+    assert limited.screened == 3 and "candidate budget of 3 spent" in limited.reason
+    given = regrow.repair(product, (2, 3), tests=[check_sum], sandbox="inprocess", install=False, max_candidates=5)
+    assert given.screened == 5 and "candidate budget of 5 spent" in given.reason
+
+
+def test_the_live_service_policy_comes_from_the_configuration(project, monkeypatch):
+    from regrow.web import WSGIMiddleware
+
+    pyproject(project, "allow_blind = true\nwait = 0.5")
+    (project / "shop_settings").mkdir()
+    (project / "shop_settings" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(project))
+    watcher = regrow.watch("shop_settings")
+    try:
+        assert watcher.worker.allow_blind is True
+    finally:
+        regrow.unwatch()
+    assert WSGIMiddleware(lambda environ, start: [], "shop").wait == 0.5
+    assert WSGIMiddleware(lambda environ, start: [], "shop", wait=2.0).wait == 2.0

@@ -278,8 +278,9 @@ regrow reads its settings from `[tool.regrow]` in `pyproject.toml` and from `REG
 variables into one typed, frozen object (`regrow._settings.Settings`). For each setting the first of
 these that gives it wins:
 
-1. a keyword argument: `@regrow.heal(timeout=5)`, `regrow.repair(f, ..., max_candidates=100)`,
-   `make_options(...)` (for `model`, `sandbox`, `store` and `jobs`, `None` means "not given");
+1. a keyword argument of `@regrow.heal`, `regrow.repair`, `regrow.watch` or the web middleware
+   (`@regrow.heal(timeout=5)`, `WSGIMiddleware(app, "shop", wait=2.0)`); for `model`, `sandbox`,
+   `store`, `jobs`, `watch(allow_blind=)` and the middleware's `wait=`, `None` means "not given";
 2. the environment: `REGROW_TIMEOUT=5` (booleans `true`/`false`/`1`/`0`/`yes`/`no`/`on`/`off`,
    lists as `A,B`; an empty variable is unset);
 3. the file: the first `pyproject.toml` from the current folder upwards, parsed as TOML and never
