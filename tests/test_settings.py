@@ -216,3 +216,13 @@ def test_the_live_service_policy_comes_from_the_configuration(project, monkeypat
         regrow.unwatch()
     assert WSGIMiddleware(lambda environ, start: [], "shop").wait == 0.5
     assert WSGIMiddleware(lambda environ, start: [], "shop", wait=2.0).wait == 2.0
+
+
+def test_a_malformed_model_in_the_configuration_is_an_error_naming_it(project, monkeypatch):
+    monkeypatch.setenv("REGROW_MODEL", "gpt-5")
+    with pytest.raises(ConfigError, match=r"^model \(REGROW_MODEL or \[tool.regrow\] model\): model 'gpt-5' must "
+                                          r"be 'provider:model'"):
+        make_options()
+    with pytest.raises(ValueError, match="must be 'provider:model'") as given:
+        make_options(model="gpt-5")  # given as a keyword: the keyword's own error, as before
+    assert not isinstance(given.value, ConfigError)

@@ -20,7 +20,7 @@ from ._proposer import Proposer
 from ._result import Budget
 from ._sandbox import PoolSandbox, Sandbox, make_sandbox
 from ._sandbox import default_sandbox as platform_sandbox
-from ._settings import Settings, current
+from ._settings import ConfigError, Settings, current
 from ._store import Store
 
 OnFailure = Literal["raise", "return_none"]
@@ -129,7 +129,8 @@ def make_options(
     sandbox = conf.sandbox if sandbox is None else sandbox
     store = conf.store if store is None else store
     jobs = conf.jobs if jobs is None else jobs
-    if model is None and proposers is None and conf.model is not None:
+    configured = model is None and proposers is None and conf.model is not None
+    if configured:
         model = conf.model
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
@@ -153,8 +154,7 @@ def make_options(
     if model is not None:
         if proposers is not None:
             raise ValueError("give proposers= or model=, not both (model= is the engine, then that model)")
-        proposers = default_chain(model, api_key=conf.api_key, base_url=conf.base_url) \
-            if conf.api_key or conf.base_url else default_chain(model)
+        proposers = _chain_for(model, conf, configured)
     if record < 0:
         raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
     allowed = check_allowlist(allow_install, install_missing)
@@ -164,6 +164,18 @@ def make_options(
     return Options(verify, tuple(tests), tuple(proposers) if proposers is not None else None, sandbox, budget,
                    on_failure, handlers, cooldown, store, record, check_mode(write_back), install_missing, allowed,
                    environ=environ if isinstance(environ, bool) else tuple(environ))
+
+
+def _chain_for(model: str, conf: Settings, configured: bool) -> tuple[Proposer, ...]:
+    """The engine, then ``model``; a malformed model string from the configuration is a ConfigError."""
+    try:
+        if conf.api_key or conf.base_url:
+            return default_chain(model, api_key=conf.api_key, base_url=conf.base_url)
+        return default_chain(model)
+    except ValueError as exc:
+        if configured:
+            raise ConfigError(f"model (REGROW_MODEL or [tool.regrow] model): {exc}") from None
+        raise
 
 
 def check_allowlist(allow: Mapping[str, str] | None, enabled: bool) -> dict[str, str]:

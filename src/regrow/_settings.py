@@ -65,7 +65,8 @@ class Settings:
     store: str | None = _setting(None, "text?", "a SQLite file for the repair cache and the ledger (relative to the "
                                  "current folder). Default: none.")
     write_back: Literal["off", "patch", "apply"] = _setting(
-        "off", "choice:off,patch,apply", "what a proven fix is kept as besides the live code (docs/delivery.md).")
+        "off", "choice:off,patch,apply", "what `@regrow.heal` keeps a proven fix as besides the live code "
+        "(docs/delivery.md); `regrow heal` keeps fixes with `--apply`/`--patch`.")
     environ: bool | tuple[str, ...] = _setting(
         True, "bool|names", "the environment variables candidates keep: `true` (those the code reads by name), "
         "`false`, or a list of names to keep as well. In the environment: `true`, `false` or `A,B`.")
@@ -306,7 +307,8 @@ evidence_env_allowlist = ["APP_MODE"]
 | --- | --- | --- | --- |
 {rows}
 
-`regrow heal` takes `model`, `store` and `jobs` from the configuration when its options are not
-given; its own budgets (`--max-candidates`, `--timeout`, `--candidate-timeout`) have the command's
-defaults.
+`regrow heal` takes `model`, `base_url`, `api_key`, `store`, `jobs`, `sandbox` and `max_attempts`
+from the configuration when its options are not given; its own budgets
+(`--max-candidates`, `--timeout`, `--candidate-timeout`) and `--environ` have the command's defaults
+whatever the file says, and a bad configuration still ends it with exit 2 before any work.
 """
