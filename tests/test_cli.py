@@ -57,7 +57,7 @@ def test_heal_prints_verdicts_and_diff_without_touching_the_file(project):
     assert "-        return low  # the bug: should return high" in done.stdout
     assert "+        return high  # the bug: should return high" in done.stdout
     assert (project / "shapes.py").read_text() == BUGGY
-    assert not list(project.glob("*.regrow-backup"))
+    assert not (project / ".regrow" / "backups").exists()
 
 
 def test_apply_writes_back_with_a_backup(project):
@@ -65,7 +65,7 @@ def test_apply_writes_back_with_a_backup(project):
     assert done.returncode == 0, done.stderr
     fixed = (project / "shapes.py").read_text()
     assert "        return high  # the bug" in fixed and '"""Keep value inside [low, high]."""' in fixed
-    assert (project / "shapes.py.regrow-backup").read_text() == BUGGY
+    assert (project / ".regrow" / "backups" / "shapes.py").read_text() == BUGGY
     after = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project,
                            capture_output=True, text=True, timeout=120)
     assert after.returncode == 0, after.stdout

@@ -273,7 +273,7 @@ def test_heal_apply_writes_the_fix_that_keeps_every_passing_test(tmp_path):
 
     done = pytest_run(project, "--heal-apply")
     assert (project / "stats" / "rates.py").read_text() != FIXABLE, done.stdout
-    assert (project / "stats" / "rates.py.regrow-backup").read_text() == FIXABLE
+    assert (project / ".regrow" / "backups" / "stats" / "rates.py").read_text() == FIXABLE
     after = outcomes(project)
     assert all(after[node] == "PASSED" for node in PASSED_BEFORE | FAILING_MARKED), after
     # Only what failed for reasons of its own, or was expected to fail, is left red.

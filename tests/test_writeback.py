@@ -64,7 +64,7 @@ def test_refuses_when_the_definition_changed_since_it_was_proven(folder):
     with pytest.raises(WriteBackError, match="changed since the fix of total was proven"):
         write_back(target, "def total(n):\n    return n - 1\n")
     assert path.read_text() == changed
-    assert not list(folder.glob("*.regrow-backup*"))
+    assert not (folder / ".regrow" / "backups").exists()
 
 
 def test_other_definitions_may_change_meanwhile(folder):
@@ -211,6 +211,8 @@ def test_a_file_with_uncommitted_changes_is_refused_unless_forced(folder):
     git(folder, "add", ".")
     git(folder, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
     write_back(target, "def total(n):\n    return n - 1\n")  # committed: written
+    path = Path(mod.__file__)
+    path.write_text(path.read_text() + "\n# the user's own edit\n")
     again = Target.of(mod.Shop.total)
     with pytest.raises(WriteBackError, match=r"uncommitted changes \(M in git status\)"):
         write_back(again, "def total(self, n):\n    return n\n")

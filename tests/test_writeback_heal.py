@@ -46,7 +46,7 @@ def test_off_writes_nothing_until_asked_then_a_patch_and_its_record(make_module,
                    check=True)
     original = path.read_bytes()
     assert mod.add(2, 3) == 5
-    assert path.read_bytes() == original and not list(tmp_path.glob("*.regrow-backup*"))
+    assert path.read_bytes() == original and not (tmp_path / ".regrow" / "backups").exists()
     kept = regrow.state(mod.add).write_back("patch")
     assert kept is not None and kept.parent == tmp_path / ".regrow" / "patches"
     record = json.loads(kept.read_text())

@@ -105,10 +105,10 @@ def test_kill_9_at_random_points_leaves_the_old_or_the_new_text(tmp_path):
     assert finished > 0  # the delays reached past the end of a write-back, too
     print(f"kill -9: {killed} writers killed during their write-back, {finished} finished first; "
           f"a write-back takes {duration * 1000:.0f} ms")
-    for backup in tmp_path.glob("prices.py.regrow-backup*"):  # a backup is whole or not there
+    for backup in (tmp_path / ".regrow" / "backups").glob("prices.py*"):  # a backup is whole or not there
         assert backup.read_bytes() in (old_bytes, new_bytes)
     write_edit(path, Edit("price", "", OLD, NEW) if path.read_bytes() == old_bytes else Edit("price", "", NEW, OLD))
-    assert not list(tmp_path.glob(f"*{TEMP_SUFFIX}"))  # what killed writers left is cleared by the next one
+    assert not list(tmp_path.rglob(f"*{TEMP_SUFFIX}"))  # what killed writers left is cleared by the next one
 
 
 MODULE = "import regrow\n\n" + "".join(
@@ -153,7 +153,7 @@ def test_four_processes_healing_one_file_lose_no_update(tmp_path):
         assert not refused, err  # no git here, no lock timeout: every one lands
     compile(text, "shop.py", "exec")
     assert text == MODULE.replace("return a - b", "return a + b")
-    assert len(list(tmp_path.glob("shop.py.regrow-backup*"))) == 4
+    assert len(list((tmp_path / ".regrow" / "backups").glob("shop.py*"))) == 4
 
 
 VARIANTS = {

@@ -1,5 +1,6 @@
 """The file system, for writes into the user's tree: a lock, an atomic replace that keeps the
-file's mode and owner, and backups that are never overwritten.
+file's mode and owner, and backups that are never overwritten (kept in a folder the caller names:
+``.regrow/backups/`` at the project root, see :mod:`regrow._own_writes`).
 
 An atomic replace writes a temporary file in the same folder (a rename across file systems would
 not be atomic), flushes it to disk, gives it the original's mode and owner, renames it over the
@@ -20,7 +21,6 @@ from pathlib import Path
 from ._errors import RegrowError
 
 TEMP_SUFFIX = ".regrow-tmp"
-BACKUP_SUFFIX = ".regrow-backup"
 LOCK_SECONDS = 60.0
 
 
@@ -105,9 +105,11 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def backup(path: Path, data: bytes, like: os.stat_result) -> Path:
-    """Keep ``data`` beside ``path`` under a name no earlier backup has; returns that name."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
+def backup(path: Path, data: bytes, like: os.stat_result, folder: Path) -> Path:
+    """Keep ``data`` in ``folder`` as ``path``'s name (then ``.1``, ``.2``, …: a name no earlier backup
+    has); returns that name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -115,16 +117,16 @@ def backup(path: Path, data: bytes, like: os.stat_result) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, stat.S_IMODE(like.st_mode))
-        target = _link_free(tmp, path)
+        target = _link_free(tmp, folder / path.name)
     finally:
         tmp.unlink(missing_ok=True)
-    return target  # its folder entry is flushed with the replace that follows (one fsync of the folder)
+    _sync_folder(folder)
+    return target
 
 
-def _link_free(tmp: Path, path: Path) -> Path:
-    """Link ``tmp`` to the first free backup name of ``path`` (a link fails rather than overwrite)."""
-    first = path.with_name(path.name + BACKUP_SUFFIX)
-    taken = {p.name for p in path.parent.glob(f"{first.name}*")}
+def _link_free(tmp: Path, first: Path) -> Path:
+    """Link ``tmp`` to ``first`` or the first free ``first.N`` (a link fails rather than overwrite)."""
+    taken = {p.name for p in first.parent.glob(f"{first.name}*")}
     number = 0
     while True:
         candidate = first if number == 0 else first.with_name(f"{first.name}.{number}")

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ._settings import current
 from ._watch import COLLECTOR, Watcher, watch, watching
 from ._watch_repair import Job
 
@@ -56,10 +57,11 @@ def _wait(jobs: Sequence[Job], seconds: float) -> None:
 
 
 class _Base:
-    def __init__(self, app: Any, packages: Sequence[str], wait: float, options: dict[str, Any]) -> None:
+    def __init__(self, app: Any, packages: Sequence[str], wait: float | None, options: dict[str, Any]) -> None:
         if not packages and not options.get("folders"):
             raise ValueError("the regrow middleware needs the package(s) of your application code")
-        self.app, self.packages, self.wait, self.options = app, tuple(packages), wait, options
+        seconds = current().wait if wait is None else wait  # None: the configuration's (5.0 by default)
+        self.app, self.packages, self.wait, self.options = app, tuple(packages), seconds, options
 
     def _watcher(self) -> Watcher:
         """The active watch, started in this process on the first request if none is on."""
@@ -77,7 +79,7 @@ class WSGIMiddleware(_Base):
     """``app.wsgi_app = WSGIMiddleware(app.wsgi_app, "mypackage", wait=5.0)``; the rest of the keywords go
     to :func:`regrow.watch` (``tests=``, ``verify=``, ``allow_blind=``…)."""
 
-    def __init__(self, app: Callable[..., Iterable[bytes]], *packages: str, wait: float = 5.0,
+    def __init__(self, app: Callable[..., Iterable[bytes]], *packages: str, wait: float | None = None,
                  **options: Any) -> None:
         super().__init__(app, packages, wait, options)
 
@@ -149,7 +151,7 @@ class ASGIMiddleware(_Base):
 
     The wait for a repair is spent in a thread, never blocking the event loop."""
 
-    def __init__(self, app: Callable[..., Any], *packages: str, wait: float = 5.0, **options: Any) -> None:
+    def __init__(self, app: Callable[..., Any], *packages: str, wait: float | None = None, **options: Any) -> None:
         super().__init__(app, packages, wait, options)
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:

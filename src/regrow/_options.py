@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -19,11 +20,21 @@ from ._proposer import Proposer
 from ._result import Budget
 from ._sandbox import PoolSandbox, Sandbox, make_sandbox
 from ._sandbox import default_sandbox as platform_sandbox
+from ._settings import ConfigError, Settings, current
 from ._store import Store
 
 OnFailure = Literal["raise", "return_none"]
 SandboxMode = Literal["fork", "inprocess"]
 Test = Callable[[Callable[..., Any]], object]
+
+
+class Unset(enum.Enum):
+    """The default of a keyword of :func:`make_options`: not given, so the configuration's value is taken."""
+
+    TOKEN = 0
+
+
+UNSET = Unset.TOKEN
 
 # ``Name==1.2.3`` or ``Name[extra]==1.2.3``: a pinned requirement and nothing pip could read as an option.
 _PINNED = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.+!_-]+")
@@ -88,26 +99,45 @@ def make_options(
     proposers: Sequence[Proposer] | None = None,
     model: str | None = None,
     sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
-    on_failure: OnFailure = "raise",
+    max_candidates: int | Unset = UNSET,
+    max_attempts: int | Unset = UNSET,
+    timeout: float | Unset = UNSET,
+    candidate_timeout: float | Unset = UNSET,
+    on_failure: OnFailure | Unset = UNSET,
     on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float = 300.0,
+    cooldown: float | Unset = UNSET,
     store: str | Path | Store | None = None,
-    record: int = 0,
-    write_back: WriteBackMode = "off",
+    record: int | Unset = UNSET,
+    write_back: WriteBackMode | Unset = UNSET,
     install_missing: bool = False,
     allow_install: Mapping[str, str] | None = None,
     jobs: int | None = None,
-    environ: Keep = True,
+    environ: Keep | Unset = UNSET,
     wait: float | None = None,
     sessions_per_minute: int | None = 10,
+    settings: Settings | None = None,
 ) -> Options:
     """The options checked, as ``@heal`` takes them: the one place they are spelled with their defaults
     (``heal``'s typed signature and ``repair()`` pass theirs through here; the command and the agent
-    tools build theirs here too)."""
+    tools build theirs here too). A keyword not given (``model``, ``sandbox``, ``store``, ``jobs``: ``None``)
+    takes the configuration's value (``settings``, default: ``[tool.regrow]`` and ``REGROW_*``, see
+    docs/configuration.md), which is the old default when nothing is configured."""
+    conf = current() if settings is None else settings
+    max_candidates = conf.max_candidates if max_candidates is UNSET else max_candidates
+    max_attempts = conf.max_attempts if max_attempts is UNSET else max_attempts
+    timeout = conf.timeout if timeout is UNSET else timeout
+    candidate_timeout = conf.candidate_timeout if candidate_timeout is UNSET else candidate_timeout
+    on_failure = conf.on_failure if on_failure is UNSET else on_failure
+    cooldown = conf.cooldown if cooldown is UNSET else cooldown
+    record = conf.record if record is UNSET else record
+    write_back = conf.write_back if write_back is UNSET else write_back
+    environ = conf.environ if environ is UNSET else environ
+    sandbox = conf.sandbox if sandbox is None else sandbox
+    store = conf.store if store is None else store
+    jobs = conf.jobs if jobs is None else jobs
+    configured = model is None and proposers is None and conf.model is not None
+    if configured:
+        model = conf.model
     if on_failure not in ("raise", "return_none"):
         raise ValueError(f"on_failure must be 'raise' or 'return_none', not {on_failure!r}")
     if verify is not None and not callable(verify):
@@ -130,7 +160,7 @@ def make_options(
     if model is not None:
         if proposers is not None:
             raise ValueError("give proposers= or model=, not both (model= is the engine, then that model)")
-        proposers = default_chain(model)
+        proposers = _chain_for(model, conf, configured)
     if record < 0:
         raise ValueError("record= is how many healthy calls to keep; it cannot be negative")
     allowed = check_allowlist(allow_install, install_missing)
@@ -148,6 +178,18 @@ def make_options(
                    on_failure, handlers, cooldown, store, record, check_mode(write_back), install_missing, allowed,
                    environ=environ if isinstance(environ, bool) else tuple(environ),
                    wait=None if wait is None else float(wait), sessions_per_minute=sessions_per_minute)
+
+
+def _chain_for(model: str, conf: Settings, configured: bool) -> tuple[Proposer, ...]:
+    """The engine, then ``model``; a malformed model string from the configuration is a ConfigError."""
+    try:
+        if conf.api_key or conf.base_url:
+            return default_chain(model, api_key=conf.api_key, base_url=conf.base_url)
+        return default_chain(model)
+    except ValueError as exc:
+        if configured:
+            raise ConfigError(f"model (REGROW_MODEL or [tool.regrow] model): {exc}") from None
+        raise
 
 
 def check_allowlist(allow: Mapping[str, str] | None, enabled: bool) -> dict[str, str]:

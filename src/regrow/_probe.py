@@ -206,7 +206,8 @@ def _short(part: str) -> str:
 
 
 _IGNORED = shutil.ignore_patterns(".git", ".hg", ".svn", "__pycache__", "*.pyc", ".venv", "venv", ".tox", ".nox",
-                                  ".mypy_cache", ".ruff_cache", ".pytest_cache", "node_modules", "*.regrow-backup")
+                                  ".mypy_cache", ".ruff_cache", ".pytest_cache", "node_modules", "*.regrow-backup",
+                                  ".regrow")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,7 +13,7 @@ from ._assembly import RepairRequest, run_repair
 from ._checks import Check, CheckFailed, Replay, TestCallable, _run_coroutine, annotation_oracle
 from ._events import EventHandler
 from ._failure import Failure, capture_exception, check_failure
-from ._options import SandboxMode, Test, make_options
+from ._options import UNSET, SandboxMode, Test, Unset, make_options
 from ._proposer import Proposer
 from ._result import RepairResult
 from ._sandbox import Sandbox
@@ -32,15 +32,15 @@ def repair(
     proposers: Sequence[Proposer] | None = None,
     model: str | None = None,
     sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
+    max_candidates: int | Unset = UNSET,
+    max_attempts: int | Unset = UNSET,
+    timeout: float | Unset = UNSET,
+    candidate_timeout: float | Unset = UNSET,
     on_event: EventHandler | Sequence[EventHandler] | None = None,
     install: bool = True,
     store: str | Path | Store | None = None,
     jobs: int | None = None,
-    environ: bool | Sequence[str] = True,
+    environ: bool | Sequence[str] | Unset = UNSET,
 ) -> RepairResult:
     """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
 
@@ -50,7 +50,8 @@ def repair(
     the last is on copies of the arguments, so the call you asked for happens once, on yours.
     Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the README). ``jobs``: workers
     judging the engine's candidates at once (default: every core). ``environ``: the environment
-    variables candidates keep (see :func:`regrow.heal`).
+    variables candidates keep (see :func:`regrow.heal`). A keyword not given takes its value from the
+    configuration (``[tool.regrow]``, ``REGROW_*``: docs/configuration.md), else the default of ``heal``.
     """
     options = make_options(
         verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,

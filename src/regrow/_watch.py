@@ -23,9 +23,10 @@ from typing import Any
 from ._errors import RegrowError
 from ._evaluate import in_evaluation
 from ._events import EventHandler
-from ._options import Options, SandboxMode, Test, make_options
+from ._options import UNSET, Options, SandboxMode, Test, Unset, make_options
 from ._proposer import Proposer
 from ._sandbox import Sandbox
+from ._settings import current
 from ._store import Store
 from ._watch_hooks import MonitoringHook, WrappingHook, make_hook
 from ._watch_repair import Job, Worker
@@ -103,16 +104,16 @@ def watch(
     folders: Sequence[str | Path] = (),
     tests: Mapping[str, Sequence[Test]] | None = None,
     verify: Mapping[str, Callable[[Any], object]] | None = None,
-    allow_blind: bool = False,
+    allow_blind: bool | None = None,
     proposers: Sequence[Proposer] | None = None,
     model: str | None = None,
     sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int = 2000,
-    max_attempts: int = 3,
-    timeout: float = 60.0,
-    candidate_timeout: float = 2.0,
+    max_candidates: int | Unset = UNSET,
+    max_attempts: int | Unset = UNSET,
+    timeout: float | Unset = UNSET,
+    candidate_timeout: float | Unset = UNSET,
     on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float = 300.0,
+    cooldown: float | Unset = UNSET,
     store: str | Path | Store | None = None,
     jobs: int | None = None,
 ) -> Watcher:
@@ -126,7 +127,8 @@ def watch(
     - ``tests``, ``verify``: the oracles, per function, keyed ``"module.qualname"``
       (``{"shop.prices.parse_qty": [test_parse]}``); as in :func:`regrow.heal`.
     - ``allow_blind``: install fixes proven without an oracle too (crash guards whose value where the
-      call failed nothing checked). Off: such a fix is logged at WARNING and not installed.
+      call failed nothing checked). Off: such a fix is logged at WARNING and not installed. ``None``: the
+      configuration's ``allow_blind`` (docs/configuration.md), off by default.
     - the rest: as in :func:`regrow.heal` (``cooldown`` per failure fingerprint).
 
     One watch at a time: a second call replaces the first. Returns the :class:`Watcher`.
@@ -141,7 +143,8 @@ def watch(
                         max_candidates=max_candidates, max_attempts=max_attempts, timeout=timeout,
                         candidate_timeout=candidate_timeout, on_failure="raise", on_event=on_event,
                         cooldown=cooldown, store=store, jobs=jobs)
-    watcher = Watcher(Scope(packages, folders), dataclasses.replace(base, tests=()), tests, verify, allow_blind)
+    blind = current().allow_blind if allow_blind is None else allow_blind
+    watcher = Watcher(Scope(packages, folders), dataclasses.replace(base, tests=()), tests, verify, blind)
     with _lock:
         _stop_current()
         watcher.hook.start()

@@ -1,11 +1,13 @@
 """Writing a proven fix back to its source file, keeping every byte the fix did not change.
 
-In order, under a lock on the file: refuse a file with uncommitted git changes (unless forced), a
-read-only or hard-linked file (unless forced); read it; find the definition by qualname and check
-it is still the text the fix was proven on; build the new bytes and re-parse them; keep a backup;
-replace the file atomically with its mode and owner; read it back. When a step after the replace
-fails, the backup is put back, and the file is byte for byte what it was. See :mod:`regrow._rewrite`
-for what "every byte" means, and :mod:`regrow._files` for the atomic replace.
+In order, under a lock on the file: read it; refuse a file with uncommitted git changes that are not
+regrow's own earlier write-backs (:mod:`regrow._own_writes`), a read-only or hard-linked file
+(unless forced); find the definition by qualname and check it is still the text the fix was proven
+on; build the new bytes and re-parse them; keep a backup in ``.regrow/backups/`` at the project root;
+replace the file atomically with its mode and owner; read it back; record the write as regrow's.
+When a step after the replace fails, the backup is put back, and the file is byte for byte what it
+was. See :mod:`regrow._rewrite` for what "every byte" means, and :mod:`regrow._files` for the atomic
+replace.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from . import _files
+from . import _files, _own_writes
 from ._errors import RegrowError
-from ._git import Git, GitError
+from ._git import GitError
+from ._own_writes import Place, place_of
 from ._rewrite import Edit, RewriteError, rewrite
 from ._source import dedent
 from ._target import Target
@@ -82,14 +85,16 @@ def write_edit(path: Path, edit: Edit, *, force: bool = False, after: Callable[[
             raise WriteBackError(f"cannot read {path}: {exc}") from exc
         if not stat.S_ISREG(info.st_mode):
             raise WriteBackError(f"not writing {edit.qualname} back: {path} is not a regular file")
-        refused = "; ".join(reason for reason in ([] if force else [_files.refusal(real, info), _dirty(real)])
-                            if reason)
+        before = _read(real)
+        place = place_of(real)
+        _files.remove_stale_temps(_own_writes.backup_folder(place, make=False) / real.name)
+        dirty, base = _dirty(place, real, before)
+        refused = "; ".join(reason for reason in ([] if force else [_files.refusal(real, info), dirty]) if reason)
         if refused:
             raise WriteBackError(f"not writing {edit.qualname} back: {refused} (force to write it anyway)")
-        before = _read(real)
         new = _rewritten(path, before, edit)
         try:
-            kept = _files.backup(real, before, info)
+            kept = _files.backup(real, before, info, _own_writes.backup_folder(place))
         except OSError as exc:
             raise WriteBackError(f"cannot keep a backup of {path} ({exc}); nothing written") from exc
         try:
@@ -106,6 +111,8 @@ def write_edit(path: Path, edit: Edit, *, force: bool = False, after: Callable[[
             if isinstance(exc, Exception):
                 raise WriteBackError(f"{path} was restored from {kept.name}: after the write, {exc}") from exc
             raise
+        if base is not None:  # the file was clean (or only regrow's): now it is only regrow's
+            _own_writes.remember(place, base, new)
     return Written(real, kept, before, new)
 
 
@@ -130,13 +137,18 @@ def _rewritten(path: Path, before: bytes, edit: Edit) -> bytes:
         raise WriteBackError(f"not writing {edit.qualname} back to {path}: {exc}") from exc
 
 
-def _dirty(path: Path) -> str:
-    repo = Git.of(path)
-    if repo is None:
-        return ""
+def _dirty(place: Place, path: Path, data: bytes) -> tuple[str, str | None]:
+    """Why ``path`` (whose bytes are ``data``) counts as having uncommitted changes ("" when it does not),
+    and the ``HEAD`` blob its changes are counted from when they are none or only regrow's own writes."""
+    if place.git is None:
+        return "", None
     try:
-        said = repo.changes(path)
+        said = place.git.changes(path)
     except GitError as exc:
-        return f"git cannot tell whether {path} has uncommitted changes ({exc})"
-    return f"{path} has uncommitted changes ({said.split()[0]} in git status)" if said else ""
-
+        return f"git cannot tell whether {path} has uncommitted changes ({exc})", None
+    if not said:
+        return "", _own_writes.committed_blob(place)
+    ours = _own_writes.only_ours(place, data)
+    if ours is not None:
+        return "", ours
+    return f"{path} has uncommitted changes ({said.split()[0]} in git status)", None

@@ -69,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--heal", action="store_true", default=False,
                     help="after the run, repair the targets of failing tests marked heal and show the diffs")
     group.addoption("--heal-apply", action="store_true", default=False,
-                    help="like --heal, and write each fix back to its file (a .regrow-backup is kept)")
+                    help="like --heal, and write each fix back to its file (a backup is kept in .regrow/backups/)")
     group.addoption("--heal-patch", default=None, metavar="DIR",
                     help="like --heal, and write each fix as a patch and its provenance record into DIR")
     group.addoption("--heal-force", action="store_true", default=False,
