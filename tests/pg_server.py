@@ -93,7 +93,7 @@ class Server:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)  # a fast shutdown: ends the sessions and exits
+            self.process.send_signal(signal.SIGQUIT)  # an immediate shutdown: the data is thrown away
             try:
                 self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:

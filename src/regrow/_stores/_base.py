@@ -212,6 +212,12 @@ class Store:
                             (fingerprint,))
         return str(found[0][0]) if found else None
 
+    def claims(self) -> list[dict[str, Any]]:
+        """Every claim with its holder, when it was claimed and when its lease ends (database clock)."""
+        with self._transaction(write=False) as tx:
+            found = tx.rows("SELECT fingerprint, holder, claimed, expires FROM claims ORDER BY fingerprint")
+        return [dict(zip(("fingerprint", "holder", "claimed", "expires"), row, strict=True)) for row in found]
+
     # Jobs -----------------------------------------------------------------------------------------
 
     def submit(self, capture: Mapping[str, Any]) -> int:
