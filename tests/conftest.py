@@ -14,6 +14,8 @@ import pytest
 from regrow._live import SESSIONS
 from regrow._locate import import_path
 
+pytest_plugins = ["pg_server"]  # a real PostgreSQL server for the store tests (tests/pg_server.py)
+
 _serial = itertools.count()
 
 

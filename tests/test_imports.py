@@ -95,7 +95,7 @@ def test_the_graph_is_read_from_every_kind_of_import() -> None:
     assert "regrow._store" in edges["regrow._cache"]  # from ._store import ...
     assert "regrow._delivery" in edges["regrow._deliver_cli"]  # from . import _delivery as delivery
     assert "regrow._server" not in edges and "regrow._sandbox._server" in edges["regrow._sandbox._fork"]  # lazy
-    assert "regrow._result" in edges["regrow._store"]  # under TYPE_CHECKING
+    assert "regrow._result" in edges["regrow._stores._base"]  # under TYPE_CHECKING
     assert "regrow._sandbox._process" in edges["regrow._engine._worker"]  # from .._sandbox._process import ...
 
 

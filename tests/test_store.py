@@ -1,11 +1,11 @@
-"""The SQLite store: the repair cache across processes, and the ledger under concurrent writers."""
+"""The store, the same tests over both backends (SQLite and PostgreSQL, ``store_url``): the repair
+cache across processes, and the ledger under concurrent writers."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -27,12 +27,12 @@ def total(values):
 '''
 
 
-def _module(make_module, db: Path):
-    return make_module(BUGGY.replace("STORE", repr(str(db))))
+def _module(make_module, db: str):
+    return make_module(BUGGY.replace("STORE", repr(db)))
 
 
-def test_a_fix_is_served_from_the_cache_the_second_time(make_module, tmp_path):
-    db = tmp_path / "regrow.db"
+def test_a_fix_is_served_from_the_cache_the_second_time(make_module, store_url):
+    db = store_url
     first = _module(make_module, db)
     assert first.total([4, 5]) == 9
     searched = regrow.state(first.total).last_result
@@ -50,20 +50,20 @@ def test_a_fix_is_served_from_the_cache_the_second_time(make_module, tmp_path):
     assert ledger[0]["fingerprint"] == ledger[1]["fingerprint"]
 
 
-def test_changed_source_misses_the_cache(make_module, tmp_path):
-    db = tmp_path / "regrow.db"
+def test_changed_source_misses_the_cache(make_module, store_url):
+    db = store_url
     _module(make_module, db).total([1])
-    other = make_module(BUGGY.replace("STORE", repr(str(db))).replace("result = 0", "result = 0  # edited"))
+    other = make_module(BUGGY.replace("STORE", repr(db)).replace("result = 0", "result = 0  # edited"))
     other.total([1])
     assert regrow.state(other.total).last_result.fix.origin == "engine"
 
 
-def test_failed_sessions_are_in_the_ledger_and_not_cached(make_module, tmp_path):
-    db = tmp_path / "regrow.db"
+def test_failed_sessions_are_in_the_ledger_and_not_cached(make_module, store_url):
+    db = store_url
     mod = make_module(f'''
         import regrow
 
-        @regrow.heal(proposers=[], store={str(db)!r})
+        @regrow.heal(proposers=[], store={db!r})
         def f(x):
             return {{}}[x]
     ''')
@@ -79,14 +79,15 @@ from regrow import Store, RepairResult
 store = Store(sys.argv[1])
 for i in range(40):
     store.record(RepairResult(True, f"worker{sys.argv[2]}.f{i}", None, reason="x"), key=None)
+store.close()
 '''
 
 
-def test_concurrent_processes_lose_no_ledger_rows(tmp_path):
-    db = tmp_path / "shared.db"
-    Store(db)
+def test_concurrent_processes_lose_no_ledger_rows(tmp_path, store_url):
+    db = store_url
+    Store(db).close()
     script = tmp_path / "writer.py"
     script.write_text(textwrap.dedent(WRITER))
-    workers = [subprocess.Popen([sys.executable, str(script), str(db), str(n)]) for n in range(4)]
+    workers = [subprocess.Popen([sys.executable, str(script), db, str(n)]) for n in range(4)]
     assert [w.wait(timeout=120) for w in workers] == [0, 0, 0, 0]
     assert len(Store(db).sessions()) == 160

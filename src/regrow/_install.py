@@ -75,7 +75,7 @@ def install_missing(exc: ModuleNotFoundError, qualname: str, options: Options, t
         try:
             store.record(result, key=None)
         except Exception as error:  # a broken store must not cost the call its retry
-            log.warning("regrow: could not record the install in %s: %s", store.path, error)
+            log.warning("regrow: could not record the install in %s: %s", store, error)
     return result
 
 

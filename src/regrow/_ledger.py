@@ -24,7 +24,7 @@ def refused_result(qualname: str, failure: Failure, reason: str, options: Option
         try:
             options.store.record(result, key=None)
         except Exception as exc:  # a locked or broken store must not cost the user the refusal's reason
-            log.warning("could not record the refusal in %s: %s", options.store.path, exc)
+            log.warning("could not record the refusal in %s: %s", options.store, exc)
     return result
 
 

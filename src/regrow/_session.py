@@ -109,7 +109,7 @@ class Session:
             try:
                 self.store.record(result, cache_key(self.target, self.failure.fingerprint, self.checks))
             except Exception as exc:  # a locked or broken store must not cost the user the fix
-                log.warning("could not record the session in %s: %s", self.store.path, exc)
+                log.warning("could not record the session in %s: %s", self.store, exc)
         if result.ok and result.fix is not None and install:
             result.installed = self.install(result.fix)
         return result

@@ -1,0 +1,94 @@
+"""The SQLite store: one file, shared by the threads and processes of one machine.
+
+WAL mode, a busy timeout and short transactions; a write transaction begins ``IMMEDIATE``, so a
+claim or a take is decided under the file's write lock, one process at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ._base import Store, closing_on_error
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.db.execute(sql, params).fetchall()
+
+    def change(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.db.execute(sql, params).rowcount
+
+    def insert(self, sql: str, params: Sequence[Any]) -> int:
+        return int(self.db.execute(sql, params).lastrowid or 0)
+
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.db.executemany(sql, rows)
+
+
+class SQLiteStore(Store):
+    """A SQLite file holding the store. One object may be shared by threads; several processes may
+    share one file."""
+
+    NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+    TYPES: ClassVar[Mapping[str, str]] = {"id": "INTEGER PRIMARY KEY AUTOINCREMENT", "real": "REAL"}
+
+    def __init__(self, where: str | Path, *, max_ledger_verdicts: int = 200) -> None:
+        text = str(where)
+        self.path = Path(text.removeprefix("sqlite://") if text.startswith("sqlite://") else where)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.max_ledger_verdicts = max_ledger_verdicts
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []  # every thread's connection, closed together
+        self._all_lock = threading.Lock()
+        weakref.finalize(self, _close_all, self._all, self._all_lock)
+        with closing_on_error(self):
+            self._migrate()
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._local.db = db
+            with self._all_lock:
+                self._all.append(db)
+        return db
+
+    @contextlib.contextmanager
+    def _transaction(self, write: bool = True) -> Iterator[_Tx]:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            yield _Tx(db)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def close(self) -> None:
+        _close_all(self._all, self._all_lock)
+        self._local = threading.local()
+
+
+def _close_all(connections: list[sqlite3.Connection], lock: threading.Lock) -> None:
+    with lock:
+        for db in connections:
+            db.close()
+        connections.clear()
+
+
+SQLiteStore.register("", "sqlite")
