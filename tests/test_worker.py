@@ -105,3 +105,19 @@ def test_four_workers_drain_200_jobs_each_done_once(fleet, store_url, tmp_path):
     searched = [row for row in store.sessions("total") if row["ok"]]
     assert len(searched) == 100 and len({row["fix"] for row in searched}) == 1  # one fix, served to the rest
     store.close()
+
+
+def test_the_command_drains_the_jobs_of_a_store(fleet, tmp_path):
+    """``regrow worker --store FILE --until-idle``: a real subprocess heals what was handed over, then stops."""
+    store = Store(tmp_path / "fleet.sqlite")
+    jobs = [store.submit(capture_call(fleet.total, [[n, n + 1]], tests=[fleet.test_total])) for n in range(3)]
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "regrow", "worker", "--store", str(tmp_path / "fleet.sqlite"),
+                           "--until-idle", "--poll", "0.1"], env=_env(Path(fleet.__file__).parent),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "3 jobs done" in done.stdout
+    store = Store(tmp_path / "fleet.sqlite")
+    assert {job["id"] for job in store.jobs("done")} == set(jobs)
+    assert store.sessions("total") and store.sessions("total")[0]["fix"]
+    store.close()

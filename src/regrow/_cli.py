@@ -104,6 +104,15 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--store", default=None, metavar="PATH",
                        help="the SQLite ledger heals record to and history reads (ROOT/.regrow/ledger.sqlite)")
     serve.set_defaults(run=_mcp)
+    worker = commands.add_parser("worker", help="heal the failures processes handed to a shared store, as jobs "
+                                 "(docs/fleet.md)")
+    worker.add_argument("--store", required=True, metavar="URL",
+                        help="the store the jobs are in: postgresql://… (a fleet) or a SQLite file")
+    worker.add_argument("--name", default=None, help="this worker's name in the ledger (host:pid)")
+    worker.add_argument("--lease", type=float, default=120.0, help="seconds a taken job is this worker's (120)")
+    worker.add_argument("--poll", type=float, default=1.0, help="seconds between looks for a job when idle (1)")
+    worker.add_argument("--until-idle", action="store_true", help="stop once no job waits")
+    worker.set_defaults(run=_worker)
     bench = commands.add_parser("bench", help="run a benchmark manifest of buggy functions")
     try:
         from ._bench import configure  # type: ignore[import-not-found,unused-ignore]
@@ -120,6 +129,14 @@ def _mcp(args: argparse.Namespace, out: TextIO) -> int:
     except ImportError as exc:
         raise RegrowError(f"regrow mcp needs the mcp extra: pip install 'regrow[mcp]' ({exc})") from None
     serve(args.root, args.store)
+    return 0
+
+
+def _worker(args: argparse.Namespace, out: TextIO) -> int:
+    from ._worker import work
+
+    done = work(args.store, name=args.name, lease=args.lease, poll=args.poll, until_idle=args.until_idle)
+    print(f"regrow worker: {len(done)} jobs done", file=out)
     return 0
 
 
