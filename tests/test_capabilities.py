@@ -144,7 +144,8 @@ SANDBOX_AWARE = {
         def price(text):
             o = getattr(contextlib, "os")
             return float(text.strip("$")) if o.getpid() else 0.0
-    ''', "the module os, reached through contextlib"),
+    ''', ("the module os, reached through contextlib",  # 3.11+: contextlib imports os
+            "contextlib.os not used by the original")),  # 3.10: contextlib has no os; the name is refused
     "codecs.open": ('''
         def price(text):
             import codecs
@@ -185,7 +186,8 @@ def test_a_fix_that_could_tell_the_sandbox_from_the_host_is_refused_with_the_rul
     source, rule = SANDBOX_AWARE[case]
     reasons = capability_reasons(ORIGINAL, _src(source), vars(module), own={"price"})
     assert reasons and all(reason.startswith("capability: ") for reason in reasons)
-    assert any(rule in reason for reason in reasons), reasons
+    rules = (rule,) if isinstance(rule, str) else rule
+    assert any(one in reason for one in rules for reason in reasons), reasons
 
 
 HONEST = {
