@@ -194,6 +194,9 @@ def main(spec_path: str) -> None:
 
     times = {"imports": time.monotonic() - started}
     regrow.repair(_warm, (1,), tests=[lambda fn: None], proposers=[], store=spec["store"])  # regrow's own setup
+    # The model's SDK, imported before the hooks are read: on 3.10 its exceptiongroup backport replaces
+    # sys.excepthook when imported, which is the SDK's own doing, not a candidate's.
+    importlib.import_module("openai")
     times["warm"] = time.monotonic() - started
     before = _hooks(module)
     report: dict[str, Any] = {"raised": ""}

@@ -24,11 +24,6 @@ from typing import Any, Literal
 
 from ._errors import RegrowError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
-
 PREFIX = "REGROW_"
 TABLE = "[tool.regrow]"
 
@@ -160,10 +155,27 @@ def find_pyproject(start: Path | None = None) -> Path | None:
 
 
 def read_file(path: Path) -> dict[str, Any]:
-    """The ``[tool.regrow]`` table of ``path``, checked (empty when there is none)."""
+    """The ``[tool.regrow]`` table of ``path``, checked (empty when there is none).
+
+    A file that does not name regrow is not parsed (so importing regrow never needs a TOML parser: on
+    3.10 that is the ``tomli`` package, a dependency there, which an environment may still lack)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc})") from None
+    if "regrow" not in text:
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - 3.10
+        try:
+            import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+        except ImportError:
+            raise ConfigError(f"{path}: reading [tool.regrow] on Python 3.10 needs tomli: pip install tomli") \
+                from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: cannot read it as TOML ({exc})") from None
     table = data.get("tool", {}).get("regrow", {}) if isinstance(data.get("tool"), dict) else {}
     if not isinstance(table, dict):
