@@ -145,8 +145,9 @@ def _fork_mode(spec: dict[str, Any], func: Any, code: Any, log: logging.Logger) 
             out["first_installed"] = func.__code__ is not code and "cache-model" in spec["flags"]
             func.__code__ = code
             if "cache-direct" in spec["flags"]:
-                with sqlite3.connect(spec["store"]) as db:
+                with contextlib.closing(sqlite3.connect(spec["store"])) as db:
                     out["rows_rewritten"] = db.execute("UPDATE fixes SET source = ?", (spec["gamed"],)).rowcount
+                    db.commit()
             again = repair([])
             out["cache_reason"] = str(again.reason)
     return out

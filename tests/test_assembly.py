@@ -3,6 +3,7 @@ changed for the front-ends that assembled a repair their own way before (issue 2
 
 from __future__ import annotations
 
+import contextlib
 import io
 import sqlite3
 import sys
@@ -62,7 +63,7 @@ def test_the_command_serves_a_fix_from_its_store_the_second_time(project: Path) 
     first, second = io.StringIO(), io.StringIO()
     assert main(argv, first) == 0, first.getvalue()
     assert main(argv, second) == 0, second.getvalue()
-    with sqlite3.connect(store) as db:
+    with contextlib.closing(sqlite3.connect(store)) as db:
         hits = db.execute("SELECT hits FROM fixes").fetchall()
     assert hits == [(1,)]
     assert "+        return high" in second.getvalue()

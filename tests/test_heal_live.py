@@ -4,6 +4,7 @@ a process-wide cap on sessions, and fixes no oracle proved said out loud."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import subprocess
@@ -279,7 +280,7 @@ def test_a_process_that_ends_mid_repair_keeps_what_was_proven(tmp_path: Path):
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, timeout=300, capture_output=True, text=True,
                           env={"PYTHONPATH": f"{src}:{tmp_path}", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
-    with sqlite3.connect(store) as db:
+    with contextlib.closing(sqlite3.connect(store)) as db:
         fixes = db.execute("SELECT qualname, source FROM fixes").fetchall()
     assert len(fixes) == 1 and fixes[0][0] == "bump" and "1 // 0" not in fixes[0][1]
 

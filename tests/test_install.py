@@ -9,6 +9,7 @@ in a throwaway venv the test creates, so the project's venv never changes.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -125,7 +126,7 @@ def test_installs_the_allowlisted_module_into_the_venv_only_and_runs_the_call_ag
     assert refused == ["the missing module 'tinycolour' is not in allow_install: not installed"]
     assert report["refused"][1] == "tinycolour"
     assert [ok for ok, _ in report["results"]][:2] == [True, False]
-    with sqlite3.connect(store) as db:
+    with contextlib.closing(sqlite3.connect(store)) as db:  # closed: 3.13 warns of an unclosed connection at its GC
         reasons = [row[0] for row in db.execute("SELECT reason FROM sessions WHERE qualname = 'shout'")]
     assert len(reasons) == 1 and reasons[0].startswith("installed tinyfmt==1.0.0 into")
     # The project's venv is as it was (by its metadata: an import could find the fixture folder

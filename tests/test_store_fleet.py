@@ -3,6 +3,7 @@ real processes racing and real processes killed -9 (``store_url``: SQLite and Po
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -57,7 +58,7 @@ def test_a_store_from_a_newer_regrow_is_refused_with_a_clear_error(store, store_
 
 def test_an_old_sqlite_file_is_adopted_and_migrated(tmp_path):
     db = tmp_path / "old.db"
-    with sqlite3.connect(db) as old:  # the store as regrow wrote it before schema versions
+    with contextlib.closing(sqlite3.connect(db)) as old:  # the store as regrow wrote it before schema versions
         old.executescript("""
             CREATE TABLE fixes (key TEXT PRIMARY KEY, qualname TEXT NOT NULL, fingerprint TEXT NOT NULL,
                 source TEXT NOT NULL, origin TEXT NOT NULL, operator TEXT NOT NULL, created REAL NOT NULL,
@@ -69,6 +70,7 @@ def test_an_old_sqlite_file_is_adopted_and_migrated(tmp_path):
                 VALUES ('f', 'fp', 1, 'old', 1, 0.5, 'def f(): pass', 1.0);
             INSERT INTO fixes VALUES ('k', 'f', 'fp', 'def f(): pass', 'engine', 'op', 1.0, 0);
         """)
+        old.commit()
     old.close()
     store = Store(db)
     assert store.schema_version() == 2

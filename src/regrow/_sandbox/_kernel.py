@@ -25,6 +25,7 @@ import ctypes
 import os
 import signal
 import sys
+import warnings
 from typing import Any
 
 from . import _afterfork, _seccomp
@@ -135,7 +136,9 @@ def _make_empty_netns(handle: ctypes.CDLL) -> int | None:
     # Its whole life is in the at-fork handler: no handler registered after regrow's ever runs in it.
     _afterfork.arm(helper)
     try:
-        pid = os.fork()
+        with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the helper runs no Python
+            warnings.simplefilter("ignore", DeprecationWarning)  # of the host's but its own few lines, then _exit
+            pid = os.fork()
     finally:
         _afterfork.disarm()
     if pid == 0:
