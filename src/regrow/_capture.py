@@ -25,14 +25,13 @@ from typing import Any
 
 from . import _gather as gather
 from ._disclosure import SECTIONS, EvidencePolicy, evidence_policy
+from ._frames import OWN
 from ._logbuffer import failure_logs
 from ._redact import redact_text
 from ._render import cut
-from ._wrapper import WRAPPER_FILE
 
 log = logging.getLogger("regrow")
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent)
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 _STACK = 12  # frames of the caller's stack kept
 
@@ -59,7 +58,7 @@ def snapshot_of(frame: Any, label: str, policy: EvidencePolicy) -> dict[str, Any
     code = frame.f_code
     line = linecache.getline(code.co_filename, frame.f_lineno, frame.f_globals).strip()
     stack = [f for f in traceback.extract_stack(frame, limit=_STACK)
-             if not f.filename.startswith((_PACKAGE_DIR, WRAPPER_FILE))]
+             if not f.filename.startswith(OWN)]
     data: dict[str, Any] = {
         "label": redact_text(cut(label, 200)),
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

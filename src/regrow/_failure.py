@@ -10,20 +10,18 @@ import re
 import traceback
 import types
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from . import _gather as gather
 from ._disclosure import Destination, evidence_policy
+from ._frames import OWN
 from ._logbuffer import failure_logs
 from ._redact import redact_text
 from ._render import ReprBudget, render
 from ._request import HealingRequested
-from ._wrapper import WRAPPER_FILE
 
 FailureKind = Literal["exception", "verify", "test", "requested"]  # requested: request_healing()
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
 def safe_repr(value: Any) -> str:
@@ -142,7 +140,7 @@ def capture_exception(
     own = [i for i, (f, _) in enumerate(frames) if _runs(f.f_code, func)]
     lineno, line, local_values = None, "", {}
     between: tuple[str, ...] = ()
-    hidden = (_PACKAGE_DIR, WRAPPER_FILE)
+    hidden = OWN
     if own:
         frame, lineno = frames[own[-1]]
         local_values = dict(frame.f_locals)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from ._differential import Differential, original_job
 from ._environ import Keep, kept
+from ._frames import PACKAGE_DIR
 from ._nearby import nearby
 from ._sandbox import Limits, Sandbox
 
@@ -40,13 +41,12 @@ if TYPE_CHECKING:
 
 MIN_RETURNING = 3  # inputs near the failing call where the original returned, for a blind fix
 _RAISE_OPS = frozenset(name for name in ("RAISE_VARARGS",) if name in dis.opmap)
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _library_dirs() -> tuple[str, ...]:
     paths = {sysconfig.get_paths().get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     paths.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
-    paths.add(_PACKAGE_DIR)
+    paths.add(PACKAGE_DIR)
     return tuple(os.path.abspath(path) + os.sep for path in paths if path)
 
 

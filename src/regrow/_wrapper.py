@@ -11,6 +11,8 @@ import keyword
 import types
 from typing import Any
 
+from ._frames import WRAPPER_FILE
+
 RAISE = object()  # re-raise the original exception
 RETRY = object()  # a fix is installed: call the function again
 NONE = object()  # give up quietly: return None
@@ -96,8 +98,6 @@ _SNAPSHOT = '''        _rg_snap = (({pos}), {{{kw}}}) if {atoms} else _rg_state.
 '''
 # Immutable scalars need no copy: checked inline, so a call with only those pays no function call.
 ATOMS = frozenset({int, float, str, bytes, bool, complex, type(None)})
-# The file name of every wrapper's code: a traceback of "your code only" leaves these frames out.
-WRAPPER_FILE = "<regrow wrapper of "
 
 
 def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool = False,

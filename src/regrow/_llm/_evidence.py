@@ -24,7 +24,6 @@ import time
 import traceback
 import types
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from .._checks import Check, CheckFailed, SingleTest
@@ -33,18 +32,17 @@ from .._engine._serve import Overrun, time_limit
 from .._engine._worker import Worker
 from .._evaluate import evaluating
 from .._failure import bind_arguments, safe_repr
+from .._frames import OWN
 from .._proposer import Request
 from .._redact import MASK, is_secret_name, mask_values, redact_text
 from .._target import Target
-from .._wrapper import WRAPPER_FILE
 
 log = logging.getLogger("regrow")
 
 COUNT = 100_000  # hits counted per line (3.12+ stops counting a line there: each hit costs a callback)
 _GRACE = 0.5
 _TEXT = 3000  # characters of one text field
-_REGROW_DIR = str(Path(__file__).resolve().parent.parent)
-_HIDDEN = (_REGROW_DIR, WRAPPER_FILE, f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}")
+_HIDDEN = (*OWN, f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}")
 _LONG_RUN = re.compile(r"[\w.-]{201,}")
 _CARETS = re.compile(r"^\s*[\^~]+\s*$")  # 3.11's markers under a frame's line: tokens spent on nothing
 _FUNCTION_REPR = re.compile(r"<(?:function|bound method) ([\w.<>]+?)(?: of .*?)? at 0x[0-9a-fA-F]+>")
