@@ -147,7 +147,8 @@ def test_the_core_never_imports_the_agent_sdks_and_says_which_extra_is_missing(t
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
-    without = "import sys; sys.modules['mcp'] = None\nfrom regrow._cli import main\nraise SystemExit(main(['mcp']))"
+    without = ("import sys; sys.modules['mcp'] = None\nfrom regrow._cli import main\n"
+               "raise SystemExit(main(['mcp']))")
     done = subprocess.run([sys.executable, "-c", without], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 2
     assert "regrow mcp needs the mcp extra: pip install 'regrow[mcp]'" in done.stderr
