@@ -62,3 +62,10 @@ if TYPE_CHECKING:
                 regrow.EvidencePolicy)
     assert_type(regrow.enable_log_capture(size=10, level="INFO"), None)
     assert_type(regrow.evidence_policy().redaction, regrow.Redaction)
+
+
+def _misspelled() -> None:
+    # The options are a TypedDict (regrow._options.HealOptions): a misspelled one is a type error. Were it
+    # accepted, mypy --strict would report these ignores as unused and `make test` would fail.
+    regrow.heal(max_candidate=3)  # type: ignore[call-overload]
+    regrow.repair(plain, (1,), max_candidate=3)  # type: ignore[call-arg]

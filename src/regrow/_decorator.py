@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, TypeVar, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._config import SWITCHES
-from ._delivery import WriteBackMode
 from ._errors import RegrowError
-from ._events import EventHandler
 from ._heal import Healing
-from ._options import OnFailure, SandboxMode, Test, make_options
-from ._proposer import Proposer
-from ._sandbox import Sandbox
+from ._options import HealOptions, make_options
 from ._source import snapshot
-from ._store import Store
 from ._unwrap import refusal, unwrap
 from ._wrapper import make_wrapper
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,29 +28,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 @overload
 def heal(func: F, /) -> F: ...
 @overload
-def heal(
-    *,
-    verify: Callable[[Any], object] | None = ...,
-    tests: Sequence[Test] = ...,
-    proposers: Sequence[Proposer] | None = ...,
-    model: str | None = ...,
-    sandbox: Sandbox | SandboxMode | None = ...,
-    max_candidates: int = ...,
-    max_attempts: int = ...,
-    timeout: float = ...,
-    candidate_timeout: float = ...,
-    on_failure: OnFailure = ...,
-    on_event: EventHandler | Sequence[EventHandler] | None = ...,
-    cooldown: float = ...,
-    store: str | Path | Store | None = ...,
-    record: int = ...,
-    write_back: WriteBackMode = ...,
-    install_missing: bool = ..., allow_install: Mapping[str, str] | None = ...,
-    jobs: int | None = ...,
-    environ: bool | Sequence[str] = ...,
-    wait: float | None = ...,
-    sessions_per_minute: int | None = ...,
-) -> Callable[[F], F]: ...
+def heal(**options: Unpack[HealOptions]) -> Callable[[F], F]: ...
 def heal(func: Any = None, /, **options: Any) -> Any:
     """Heal a function when it fails: repair it, prove the repair, and install it for every caller.
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import enum
+import difflib
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ._cache import CacheProposer
 from ._chain import default_chain
@@ -23,18 +23,13 @@ from ._sandbox import default_sandbox as platform_sandbox
 from ._settings import ConfigError, Settings, current
 from ._store import Store
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 OnFailure = Literal["raise", "return_none"]
 SandboxMode = Literal["fork", "inprocess"]
 Test = Callable[[Callable[..., Any]], object]
 
-
-class Unset(enum.Enum):
-    """The default of a keyword of :func:`make_options`: not given, so the configuration's value is taken."""
-
-    TOKEN = 0
-
-
-UNSET = Unset.TOKEN
 
 # ``Name==1.2.3`` or ``Name[extra]==1.2.3``: a pinned requirement and nothing pip could read as an option.
 _PINNED = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._,-]+\])?==[A-Za-z0-9.+!_-]+")
@@ -92,49 +87,74 @@ class Options:
 
 
 
-def make_options(
-    *,
-    verify: Callable[[Any], object] | None = None,
-    tests: Sequence[Test] = (),
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int | Unset = UNSET,
-    max_attempts: int | Unset = UNSET,
-    timeout: float | Unset = UNSET,
-    candidate_timeout: float | Unset = UNSET,
-    on_failure: OnFailure | Unset = UNSET,
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float | Unset = UNSET,
-    store: str | Path | Store | None = None,
-    record: int | Unset = UNSET,
-    write_back: WriteBackMode | Unset = UNSET,
-    install_missing: bool = False,
-    allow_install: Mapping[str, str] | None = None,
-    jobs: int | None = None,
-    environ: Keep | Unset = UNSET,
-    wait: float | None = None,
-    sessions_per_minute: int | None = 10,
-    settings: Settings | None = None,
-) -> Options:
-    """The options checked, as ``@heal`` takes them: the one place they are spelled with their defaults
-    (``heal``'s typed signature and ``repair()`` pass theirs through here; the command and the agent
-    tools build theirs here too). A keyword not given (``model``, ``sandbox``, ``store``, ``jobs``: ``None``)
-    takes the configuration's value (``settings``, default: ``[tool.regrow]`` and ``REGROW_*``, see
-    docs/configuration.md), which is the old default when nothing is configured."""
+class RepairOptions(TypedDict, total=False):
+    """The options ``repair()``, ``regrow.watch`` and ``@heal`` share: spelled once, here (see :func:`regrow.heal`
+    for what each means). A key not given takes the configuration's value, else the default below."""
+
+    proposers: Sequence[Proposer] | None  # default: the built-in engine
+    model: str | None  # default: none (the engine only)
+    sandbox: Sandbox | SandboxMode | None  # default: "fork" where the platform has it
+    max_candidates: int  # default: 200
+    max_attempts: int  # default: 3
+    timeout: float  # default: 60.0 seconds
+    candidate_timeout: float  # default: 5.0 seconds
+    on_event: EventHandler | Sequence[EventHandler] | None
+    store: str | Path | Store | None
+    jobs: int | None  # default: every core
+    environ: Keep
+
+
+class HealOptions(RepairOptions, total=False):
+    """Every option of ``@heal``: the shared ones and those of a decorated function's life."""
+
+    verify: Callable[[Any], object] | None
+    tests: Sequence[Test]
+    on_failure: OnFailure  # default: "raise"
+    cooldown: float  # default: 300.0 seconds
+    record: int  # default: 0
+    write_back: WriteBackMode  # default: "off"
+    install_missing: bool
+    allow_install: Mapping[str, str] | None
+    wait: float | None
+    sessions_per_minute: int | None  # default: 10
+
+
+KEYWORDS = frozenset(HealOptions.__annotations__) | frozenset(RepairOptions.__annotations__)
+
+
+def make_options(*, settings: Settings | None = None, **given: Unpack[HealOptions]) -> Options:
+    """The options checked, as ``@heal`` takes them: the one place they are read with their defaults
+    (``heal``, ``repair()`` and ``watch`` pass theirs through here; the command and the agent tools build
+    theirs here too). A key not given takes the configuration's value (``settings``, default:
+    ``[tool.regrow]`` and ``REGROW_*``, see docs/configuration.md), which is the old default when nothing
+    is configured. A keyword that is not an option is a TypeError naming it."""
+    unknown = sorted(set(given) - KEYWORDS)
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], sorted(KEYWORDS), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}{hint}")
     conf = current() if settings is None else settings
-    max_candidates = conf.max_candidates if max_candidates is UNSET else max_candidates
-    max_attempts = conf.max_attempts if max_attempts is UNSET else max_attempts
-    timeout = conf.timeout if timeout is UNSET else timeout
-    candidate_timeout = conf.candidate_timeout if candidate_timeout is UNSET else candidate_timeout
-    on_failure = conf.on_failure if on_failure is UNSET else on_failure
-    cooldown = conf.cooldown if cooldown is UNSET else cooldown
-    record = conf.record if record is UNSET else record
-    write_back = conf.write_back if write_back is UNSET else write_back
-    environ = conf.environ if environ is UNSET else environ
-    sandbox = conf.sandbox if sandbox is None else sandbox
-    store = conf.store if store is None else store
-    jobs = conf.jobs if jobs is None else jobs
+    verify = given.get("verify")
+    tests = given.get("tests", ())
+    proposers = given.get("proposers")
+    model = given.get("model")
+    on_event = given.get("on_event")
+    install_missing = given.get("install_missing", False)
+    allow_install = given.get("allow_install")
+    wait = given.get("wait")
+    sessions_per_minute = given.get("sessions_per_minute", 10)
+    max_candidates = given.get("max_candidates", conf.max_candidates)
+    max_attempts = given.get("max_attempts", conf.max_attempts)
+    timeout = given.get("timeout", conf.timeout)
+    candidate_timeout = given.get("candidate_timeout", conf.candidate_timeout)
+    on_failure = given.get("on_failure", conf.on_failure)
+    cooldown = given.get("cooldown", conf.cooldown)
+    record = given.get("record", conf.record)
+    write_back = given.get("write_back", conf.write_back)
+    environ = given.get("environ", conf.environ)
+    sandbox = conf.sandbox if given.get("sandbox") is None else given.get("sandbox")
+    store = conf.store if given.get("store") is None else given.get("store")
+    jobs = conf.jobs if given.get("jobs") is None else given.get("jobs")
     configured = model is None and proposers is None and conf.model is not None
     if configured:
         model = conf.model

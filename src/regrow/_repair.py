@@ -6,20 +6,18 @@ import copy
 import inspect
 import types
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._assembly import RepairRequest, run_repair
 from ._checks import Check, CheckFailed, Replay, TestCallable, _run_coroutine, annotation_oracle
-from ._events import EventHandler
 from ._failure import Failure, capture_exception, check_failure
-from ._options import UNSET, SandboxMode, Test, Unset, make_options
-from ._proposer import Proposer
+from ._options import RepairOptions, Test, make_options
 from ._result import RepairResult
-from ._sandbox import Sandbox
-from ._store import Store
 from ._target import Target
 from ._unwrap import unwrap
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def repair(
@@ -29,18 +27,8 @@ def repair(
     *,
     tests: Sequence[Test] = (),
     verify: Callable[[Any], object] | None = None,
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int | Unset = UNSET,
-    max_attempts: int | Unset = UNSET,
-    timeout: float | Unset = UNSET,
-    candidate_timeout: float | Unset = UNSET,
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
     install: bool = True,
-    store: str | Path | Store | None = None,
-    jobs: int | None = None,
-    environ: bool | Sequence[str] | Unset = UNSET,
+    **options: Unpack[RepairOptions],
 ) -> RepairResult:
     """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
 
@@ -49,15 +37,12 @@ def repair(
     into the live function. Coroutine functions are run with ``asyncio.run``. Every run before
     the last is on copies of the arguments, so the call you asked for happens once, on yours.
     Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the README). ``jobs``: workers
-    judging the engine's candidates at once (default: every core). ``environ``: the environment
-    variables candidates keep (see :func:`regrow.heal`). A keyword not given takes its value from the
-    configuration (``[tool.regrow]``, ``REGROW_*``: docs/configuration.md), else the default of ``heal``.
+    judging the engine's candidates at once (default: every core). The other options (``proposers``,
+    ``model``, ``sandbox``, the budget, ``on_event``, ``store``, ``environ``) are :class:`RepairOptions`, as
+    :func:`regrow.heal` takes them. A keyword not given takes its value from the configuration
+    (``[tool.regrow]``, ``REGROW_*``: docs/configuration.md), else the default of ``heal``.
     """
-    options = make_options(
-        verify=verify, tests=tests, proposers=proposers, model=model, sandbox=sandbox, max_candidates=max_candidates,
-        max_attempts=max_attempts, timeout=timeout, candidate_timeout=candidate_timeout, on_failure="raise",
-        on_event=on_event, cooldown=0.0, store=store, jobs=jobs, environ=environ,
-    )
+    checked = make_options(verify=verify, tests=tests, on_failure="raise", cooldown=0.0, **options)
     raw = unwrap(func)
     args, kwargs = tuple(args), dict(kwargs or {})
     replay = Replay(args, kwargs, verify, annotation_oracle(raw, verify, tests))
@@ -66,7 +51,7 @@ def repair(
     if failure is None:
         return RepairResult(True, raw.__qualname__, None, reason="nothing to repair: every check passed",
                             value=_run(raw, args, kwargs))
-    request = RepairRequest(Target.of(raw), failure, tuple(checks), options, raised=exc,
+    request = RepairRequest(Target.of(raw), failure, tuple(checks), checked, raised=exc,
                             snapshot=_copyable(args, kwargs), install=install)
     result = run_repair(request)
     if result.ok and install:

@@ -18,19 +18,18 @@ import threading
 import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._errors import RegrowError
 from ._evaluate import in_evaluation
-from ._events import EventHandler
-from ._options import UNSET, Options, SandboxMode, Test, Unset, make_options
-from ._proposer import Proposer
-from ._sandbox import Sandbox
+from ._options import HealOptions, Options, RepairOptions, Test, make_options
 from ._settings import current
-from ._store import Store
 from ._watch_hooks import MonitoringHook, WrappingHook, make_hook
 from ._watch_repair import Job, Worker
 from ._watch_scope import Scope, arguments, innermost
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 log = logging.getLogger("regrow")
 
@@ -105,17 +104,8 @@ def watch(
     tests: Mapping[str, Sequence[Test]] | None = None,
     verify: Mapping[str, Callable[[Any], object]] | None = None,
     allow_blind: bool | None = None,
-    proposers: Sequence[Proposer] | None = None,
-    model: str | None = None,
-    sandbox: Sandbox | SandboxMode | None = None,
-    max_candidates: int | Unset = UNSET,
-    max_attempts: int | Unset = UNSET,
-    timeout: float | Unset = UNSET,
-    candidate_timeout: float | Unset = UNSET,
-    on_event: EventHandler | Sequence[EventHandler] | None = None,
-    cooldown: float | Unset = UNSET,
-    store: str | Path | Store | None = None,
-    jobs: int | None = None,
+    cooldown: float | None = None,
+    **options: Unpack[RepairOptions],
 ) -> Watcher:
     """Heal the functions of ``packages`` (and of the files under ``folders``) when they raise.
 
@@ -129,7 +119,7 @@ def watch(
     - ``allow_blind``: install fixes proven without an oracle too (crash guards whose value where the
       call failed nothing checked). Off: such a fix is logged at WARNING and not installed. ``None``: the
       configuration's ``allow_blind`` (docs/configuration.md), off by default.
-    - the rest: as in :func:`regrow.heal` (``cooldown`` per failure fingerprint).
+    - ``cooldown`` (per failure fingerprint) and the rest (:class:`RepairOptions`): as in :func:`regrow.heal`.
 
     One watch at a time: a second call replaces the first. Returns the :class:`Watcher`.
     """
@@ -139,10 +129,10 @@ def watch(
         if not callable(predicate):
             raise TypeError(f"verify[{name!r}] must be a callable that takes the result")
     every_test = [test for found in tests.values() for test in found]
-    base = make_options(verify=None, tests=every_test, proposers=proposers, model=model, sandbox=sandbox,
-                        max_candidates=max_candidates, max_attempts=max_attempts, timeout=timeout,
-                        candidate_timeout=candidate_timeout, on_failure="raise", on_event=on_event,
-                        cooldown=cooldown, store=store, jobs=jobs)
+    given = cast(HealOptions, {**options, "verify": None, "tests": every_test, "on_failure": "raise"})
+    if cooldown is not None:
+        given["cooldown"] = cooldown
+    base = make_options(**given)
     blind = current().allow_blind if allow_blind is None else allow_blind
     watcher = Watcher(Scope(packages, folders), dataclasses.replace(base, tests=()), tests, verify, blind)
     with _lock:

@@ -64,7 +64,7 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
     started = time.monotonic()
     print(f"regrow bench: {suite.name}, {len(tasks)} tasks, {args.jobs} at a time, proposer {args.proposer}", file=out)
     with _progress(out, len(tasks)) as on_result:
-        results = run_tasks(tasks, proposer=args.proposer, model=args.model, jobs=args.jobs, timeout=args.timeout,
+        results = run_tasks(tasks, proposer=args.proposer, model=args.model, parallel=args.jobs, timeout=args.timeout,
                             workers=args.workers or max(1, cores() // max(args.jobs, 1)),
                             max_candidates=args.max_candidates, seed=args.seed, on_result=on_result)
     summary = summarise(results)

@@ -24,11 +24,13 @@ _GRACE = 10.0  # seconds past the task's own budget before its process is killed
 Progress = Callable[[dict[str, Any]], None]
 
 
-def run_tasks(tasks: list[Task], *, proposer: str, model: str | None, jobs: int, timeout: float,
+def run_tasks(tasks: list[Task], *, proposer: str, model: str | None, parallel: int, timeout: float,
               max_candidates: int, seed: int, on_result: Progress, workers: int = 1) -> list[dict[str, Any]]:
-    """Every task's result, in the order given; ``on_result`` hears of each as it ends."""
+    """Every task's result, in the order given, ``parallel`` tasks at once (``regrow bench --jobs``: not the
+    ``jobs`` option of a heal, which is how many workers judge one heal's candidates); ``on_result`` hears of
+    each as it ends."""
     with tempfile.TemporaryDirectory(prefix="regrow-bench-") as scratch, \
-            ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+            ThreadPoolExecutor(max_workers=max(parallel, 1)) as pool:
         def one(task: Task) -> dict[str, Any]:
             result = run_in_process(task, Path(scratch), proposer=proposer, model=model, timeout=timeout,
                                     max_candidates=max_candidates, seed=seed, workers=workers)
