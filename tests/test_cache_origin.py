@@ -19,8 +19,8 @@ from regrow import Store
 from regrow._cache import CacheProposer
 from regrow._candidate import Candidate
 from regrow._evaluate import evaluate
+from regrow._proposer import trusts
 from regrow._sandbox import ForkSandbox
-from regrow._session import trusts
 
 MODULE = '''
     import contextlib

@@ -35,7 +35,7 @@ def test_the_users_api() -> None:
 
 def test_the_extension_points() -> None:
     assert set(regrow.extend.__all__) == {
-        "Attempt", "Budget", "CacheProposer", "Candidate", "Check", "CheckFailed", "Engine", "Failure",
+        "Attempt", "BaseProposer", "Budget", "CacheProposer", "Candidate", "Check", "CheckFailed", "Engine", "Failure",
         "ForkSandbox", "InProcessSandbox", "Limits", "Options", "Outcome", "Proposer", "PytestTests", "RepairRequest",
         "RepairResult", "Replay", "Request", "Sandbox", "Session", "Store", "Target", "TestCallable", "Verdict",
         "default_chain", "make_options", "make_sandbox", "run_repair",

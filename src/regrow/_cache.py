@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ._candidate import Candidate
+from ._proposer import BaseProposer
 from ._store import ENGINE_ORIGIN, Store
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def cache_key(target: Target, fingerprint: str, checks: Sequence[Check]) -> str:
 
 
 
-class CacheProposer:
+class CacheProposer(BaseProposer):
     """Offers the remembered fix for this (source, failure, checks), if there is one.
 
     It is not trusted as a whole (``trusted = False``): :meth:`trusts` decides per candidate, from the
@@ -43,7 +44,6 @@ class CacheProposer:
     """
 
     name = "cache"
-    trusted = False
 
     def __init__(self, store: Store) -> None:
         self.store = store

@@ -52,6 +52,42 @@ class Request:
         return bool(self.events) if self.listening is None else self.listening
 
 
+class BaseProposer:
+    """What a proposer can do besides propose, declared (never probed for): subclass it and override.
+
+    - ``trusted``: whether its candidates are the engine's kind of edit, judged as such (the no-oracle
+      policy's engine-only rule, the in-process fast path). ``False`` unless a proposer says otherwise:
+      a model's or a user's candidate is railed and capability-checked (see regrow._proof).
+    - ``trusts(candidate)``: the same, per candidate (the cache decides from the store's record).
+    - ``stop_reason``: why its last stream ended without more to offer ("" when it has nothing to say).
+
+    A proposer that does not derive from this class declares nothing, and is treated as this class's
+    defaults: untrusted, with no stop reason.
+    """
+
+    name: str
+    trusted: bool = False
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the last stream ended without more to offer: nothing to say, unless overridden."""
+        return ""
+
+    def trusts(self, candidate: Candidate) -> bool:
+        """Whether ``candidate`` is judged as a trusted proposer's edit: ``trusted``, unless overridden."""
+        return self.trusted
+
+
+def trusts(proposer: Proposer, candidate: Candidate) -> bool:
+    """Whether ``candidate`` from ``proposer`` is judged as the engine's edit (see :class:`BaseProposer`)."""
+    return isinstance(proposer, BaseProposer) and proposer.trusts(candidate) is True
+
+
+def stop_reason(proposer: Proposer) -> str:
+    """Why ``proposer``'s last stream ended, as it declares it (see :class:`BaseProposer`)."""
+    return proposer.stop_reason if isinstance(proposer, BaseProposer) else ""
+
+
 @runtime_checkable
 class Proposer(Protocol):
     """Turns a :class:`Request` into candidate fixes, best first.

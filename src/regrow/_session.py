@@ -20,7 +20,7 @@ from ._evaluate import clear_caches
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
-from ._proposer import Attempt, Proposer, Request
+from ._proposer import Attempt, Proposer, Request, stop_reason, trusts
 from ._result import Budget, RepairResult
 from ._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from ._scrub import Scrubber
@@ -151,7 +151,7 @@ class Session:
                 reason = f"proposer {proposer.name} failed: {proposals.error}"
             else:
                 reason = "every proposer ran out of candidates"
-                stopped = getattr(proposer, "stop_reason", "")
+                stopped = stop_reason(proposer)
                 if isinstance(stopped, str) and stopped:
                     notes.append(f"{proposer.name}: {stopped}")
         if notes and reason == "every proposer ran out of candidates":  # which budget stopped it, if one did
@@ -226,19 +226,6 @@ class Session:
         self._emit("installed", candidate=fix, message=mode)
         log.info("installed a fix for %s (%s)", self.target.qualname, fix.describe())
         return mode
-
-
-def trusts(proposer: Proposer, candidate: Candidate) -> bool:
-    """Whether ``candidate`` is judged as the engine's edit (see :func:`regrow._proof.prove`).
-
-    Trust is declared, never probed from a candidate's label: a proposer that decides per candidate
-    has a ``trusts(candidate)`` method (the cache, from the store's record); otherwise its ``trusted``
-    attribute says (``True`` on the built-in engine). A proposer that declares nothing is not trusted.
-    """
-    decide = getattr(proposer, "trusts", None)
-    if callable(decide):
-        return decide(candidate) is True
-    return getattr(proposer, "trusted", False) is True
 
 
 class _Guarded:

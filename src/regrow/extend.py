@@ -5,8 +5,9 @@ the parts a repair is assembled from, for code that adds one (see ``docs/extendi
 
 - proposers: the :class:`Proposer` protocol, the :class:`Request` it is asked with and the
   :class:`Attempt` history in it; the built-in :class:`Engine`, the :class:`CacheProposer` of a
-  :class:`Store`, and :func:`default_chain` (the engine, then a model). A proposer declares
-  ``trusted = True`` only if its candidates may skip the no-oracle policy's engine-only rule.
+  :class:`Store`, and :func:`default_chain` (the engine, then a model). A proposer derives from
+  :class:`BaseProposer` to declare what it can do (``trusted = True`` only if its candidates may skip
+  the no-oracle policy's engine-only rule; ``trusts``; ``stop_reason``); one that does not is untrusted.
 - checks: the :class:`Check` protocol (a ``cost``, a ``name``, ``__call__(func)`` raising
   :class:`CheckFailed`), and the built-in :class:`Replay`, :class:`TestCallable`, :class:`PytestTests`;
   a :class:`Verdict` is what a candidate gets.
@@ -25,7 +26,7 @@ from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable, Verd
 from ._engine import Engine
 from ._failure import Failure
 from ._options import Options, make_options
-from ._proposer import Attempt, Proposer, Request
+from ._proposer import Attempt, BaseProposer, Proposer, Request
 from ._result import Budget, RepairResult
 from ._sandbox import ForkSandbox, InProcessSandbox, Limits, Outcome, Sandbox, make_sandbox
 from ._session import Session
@@ -34,6 +35,7 @@ from ._target import Target
 
 __all__ = [
     "Attempt",
+    "BaseProposer",
     "Budget",
     "CacheProposer",
     "Candidate",

@@ -19,7 +19,7 @@ from typing import Any
 from .._candidate import Candidate
 from .._checks import Verdict
 from .._events import Event, emit
-from .._proposer import Request
+from .._proposer import BaseProposer, Request
 from .._target import Target, find_function
 from ._edits import Operator
 from ._inputs import vary_job
@@ -39,7 +39,7 @@ _BATCH = 8  # candidates per job at most
 _BATCH_SECONDS = 0.02  # what the original's checks may take, times the candidates of a job
 
 
-class Engine:
+class Engine(BaseProposer):
     """The default proposer: search over single edits of the target.
 
     ``operators`` is the set of edit families (all of ``OPERATORS`` by default). With ``validate``
@@ -49,7 +49,7 @@ class Engine:
     """
 
     name = "engine"
-    trusted = True  # its edits are mutations of the user's own code (see regrow._session.trusts)
+    trusted = True  # its edits are mutations of the user's own code (see regrow._proposer.BaseProposer)
 
     def __init__(
         self,

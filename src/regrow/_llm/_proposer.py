@@ -25,7 +25,7 @@ from typing import Any
 from .._candidate import Candidate
 from .._errors import ProposerError
 from .._events import Event, EventType, emit
-from .._proposer import Request
+from .._proposer import BaseProposer, Request
 from .._secrets import mask
 from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Meter, ModelLimits, Price, Usage, price_of
 from ._compact import EVIDENCE_BUDGET, reply_cap
@@ -45,7 +45,7 @@ _SCREENED_FORMS = 1000  # engine candidates a reply is compared with for a repea
 _CLIMBS = 6  # rungs tried for a prompt that differs from every one sent, before the session ends
 
 
-class LLMProposer:
+class LLMProposer(BaseProposer):
     """A :class:`~regrow.extend.Proposer` backed by a language model behind a transport.
 
     Build one with :func:`regrow.llm.proposer_for` (``"openai:gpt-5"``, …). Sampling parameters
