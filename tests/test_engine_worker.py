@@ -275,7 +275,7 @@ def test_pytest_tmp_path_works_in_a_guarded_worker(tmp_path: Path, monkeypatch: 
     tests = PytestTests([str(tmp_path / "test_halving.py")], rootdir=tmp_path)
     request = Request(target, check_failure("test", target.func, "failing"), [], [tests], 1, time.monotonic() + 30)
     with Engine()._worker(request) as worker:
-        spectrum = record(split_checks([tests]), worker)
+        spectrum = record(split_checks([tests]), worker, timeout=30.0)  # generous: a loaded machine is slow
         assert [run.passed for run in spectrum.runs] == [False]
         assert "4" in spectrum.runs[0].reason or "assert" in spectrum.runs[0].reason
         verdict = judge(worker, target, "def half(n):\n    return n // 2\n", 5.0)
