@@ -65,7 +65,7 @@ def forging(*frames: bytes) -> Callable[[], None]:
 
 
 def test_a_forged_result_without_a_verdict_is_refused_and_nothing_raises(box: ForkSandbox) -> None:
-    from regrow._checks import Verdict
+    from regrow._verdict import Verdict
 
     forged = encode({"kind": "result", "status": "ok", "value": {"check": "all", "reason": "", "passed": ["x"]}}, 1024)
     outcome = box.call(forging(forged))

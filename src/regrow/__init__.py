@@ -9,7 +9,6 @@ PYTEST_DONT_REWRITE: regrow is a pytest plugin too, and is often imported before
 
 from ._candidate import Candidate
 from ._capture import capture
-from ._checks import Verdict
 from ._config import disable, enable, is_enabled
 from ._decorator import heal, state
 from ._disclosure import EvidencePolicy, Redaction, Sections, configure_evidence, evidence_policy
@@ -22,6 +21,7 @@ from ._repair import repair
 from ._request import HealingRequested, request_healing
 from ._result import RepairResult
 from ._store import Store
+from ._verdict import Verdict
 from ._version import __version__
 from ._watch import unwatch, watch, watching
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import _redact
+from ._settings import FIELDS, Settings, on_load
 
 Destination = Literal["disk", "provider", "issue"]
 Section = Literal["arguments", "locals", "environment", "logs", "source", "traceback"]
@@ -129,3 +130,18 @@ def _compiled(patterns: Sequence[str | re.Pattern[str]], field: str) -> list[re.
         except re.error as exc:
             raise ValueError(f"Redaction.{field}: {pattern!r} is not a regular expression: {exc}") from None
     return out
+
+
+def _apply_settings(settings: Settings) -> None:
+    """Settings that name the evidence policy make it the process's (docs/evidence.md); none: left alone."""
+    names = [n for n in FIELDS if n.startswith("evidence_")]
+    if all(getattr(settings, n) == FIELDS[n].default for n in names):
+        return
+    now = evidence_policy()
+    redaction = Redaction(settings.evidence_redact_names, settings.evidence_redact_values, now.redaction.render)
+    configure_evidence(dataclasses.replace(now, env_allowlist=settings.evidence_env_allowlist,
+                                           frames=settings.evidence_frames,
+                                           value_limit=settings.evidence_value_limit, redaction=redaction))
+
+
+on_load(_apply_settings)

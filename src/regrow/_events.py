@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from ._candidate import Candidate
-    from ._checks import Verdict
+    from ._verdict import Verdict
 
 log = logging.getLogger("regrow")
 

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._candidate import file_text_with
 from ._checks import BaseCheck, CheckFailed, SingleTest
+from ._diff import file_text_with
 from ._pytest_runner import Suite, TestResult
 from ._sandbox import SandboxTimeout
 from ._target import Target

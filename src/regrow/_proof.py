@@ -22,7 +22,7 @@ from typing import Any
 
 from ._candidate import Candidate
 from ._capabilities import capability_reasons
-from ._checks import Check, CheckFailed, Verdict
+from ._checks import Check, CheckFailed
 from ._evaluate import evaluate, evaluating, reason_of
 from ._plain import PlainError
 from ._policy import untrusted_without_oracle
@@ -31,6 +31,7 @@ from ._request import dropped_requests
 from ._sandbox import InProcessSandbox, Limits, Sandbox, clean
 from ._target import Target
 from ._transcript import Replayer, Unjudged
+from ._verdict import Verdict
 
 
 def prove(target: Target, candidate: Candidate, checks: Sequence[Check], sandbox: Sandbox, limits: Limits,

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ._candidate import Candidate
-    from ._checks import Check, Verdict
+    from ._checks import Check
     from ._events import EventHandler
     from ._failure import Failure
     from ._target import Target
+    from ._verdict import Verdict
 
 
 @dataclasses.dataclass(frozen=True)

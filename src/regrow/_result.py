@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._candidate import Candidate
-    from ._checks import Verdict
     from ._failure import Failure
     from ._proposer import Attempt
     from ._target import InstallMode
+    from ._verdict import Verdict
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ._cache import cache_key
-from ._candidate import Candidate, unified_diff
-from ._checks import Check, Verdict
+from ._candidate import Candidate
+from ._checks import Check
+from ._diff import unified_diff
 from ._environ import Keep, kept, missing, protect, reads_of, withheld, withheld_note
 from ._evaluate import clear_caches
 from ._events import Event, EventHandler, emit
@@ -26,6 +27,7 @@ from ._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from ._scrub import Scrubber
 from ._store import Store
 from ._target import InstallMode, Target
+from ._verdict import Verdict
 from ._writes import probe
 
 log = logging.getLogger("regrow")

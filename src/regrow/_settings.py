@@ -224,12 +224,13 @@ def load(start: Path | None = None, environ: Mapping[str, str] | None = None) ->
 
 
 class _Loaded:
-    __slots__ = ("key", "lock", "settings")
+    __slots__ = ("key", "listeners", "lock", "settings")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.key: object = None
         self.settings = Settings()
+        self.listeners: list[Callable[[Settings], None]] = []
 
 
 _LOADED = _Loaded()
@@ -247,22 +248,20 @@ def current() -> Settings:
         if key != _LOADED.key:
             _LOADED.settings = load()
             _LOADED.key = key
-            _apply_evidence(_LOADED.settings)
+            for apply in _LOADED.listeners:
+                apply(_LOADED.settings)
         return _LOADED.settings
 
 
-def _apply_evidence(settings: Settings) -> None:
-    """Settings that name the evidence policy make it the process's (docs/evidence.md); none: left alone."""
-    names = [n for n in FIELDS if n.startswith("evidence_")]
-    if all(getattr(settings, n) == FIELDS[n].default for n in names):
-        return
-    from ._disclosure import EvidencePolicy, Redaction, configure_evidence, evidence_policy
-
-    now: EvidencePolicy = evidence_policy()
-    redaction = Redaction(settings.evidence_redact_names, settings.evidence_redact_values, now.redaction.render)
-    configure_evidence(dataclasses.replace(now, env_allowlist=settings.evidence_env_allowlist,
-                                           frames=settings.evidence_frames,
-                                           value_limit=settings.evidence_value_limit, redaction=redaction))
+def on_load(apply: Callable[[Settings], None]) -> None:
+    """Call ``apply`` with the settings each time they are read anew (and now, if they were read already):
+    how a part that the configuration tunes (the evidence policy, regrow._disclosure) takes its values
+    without this module importing it."""
+    with _LOADED.lock:
+        _LOADED.listeners.append(apply)
+        loaded = _LOADED.settings if _LOADED.key is not None else None
+    if loaded is not None:
+        apply(loaded)
 
 
 def reference() -> str:

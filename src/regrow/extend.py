@@ -22,7 +22,7 @@ from ._assembly import RepairRequest, run_repair
 from ._cache import CacheProposer
 from ._candidate import Candidate
 from ._chain import default_chain
-from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable, Verdict
+from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable
 from ._engine import Engine
 from ._failure import Failure
 from ._options import Options, make_options
@@ -32,6 +32,7 @@ from ._sandbox import ForkSandbox, InProcessSandbox, Limits, Outcome, Sandbox, m
 from ._session import Session
 from ._store import Store
 from ._target import Target
+from ._verdict import Verdict
 
 __all__ = [
     "Attempt",

@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._candidate import Candidate
-from .._checks import Verdict
 from .._events import Event, emit
 from .._proposer import BaseProposer, Request
 from .._target import Target, find_function
+from .._verdict import Verdict
 from ._edits import Operator
 from ._inputs import vary_job
 from ._judges import Judges, cores, failing_first
