@@ -12,15 +12,7 @@ if TYPE_CHECKING:
     from ._events import EventHandler
     from ._failure import Failure
     from ._target import Target
-    from ._verdict import Verdict
-
-
-@dataclasses.dataclass(frozen=True)
-class Attempt:
-    """A candidate and the verdict it got."""
-
-    candidate: Candidate
-    verdict: Verdict
+    from ._verdict import Attempt
 
 
 @dataclasses.dataclass(frozen=True)

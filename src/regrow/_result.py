@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._candidate import Candidate
     from ._failure import Failure
-    from ._proposer import Attempt
     from ._target import InstallMode
-    from ._verdict import Verdict
+    from ._verdict import Attempt, Verdict
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

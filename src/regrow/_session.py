@@ -21,13 +21,13 @@ from ._evaluate import clear_caches
 from ._events import Event, EventHandler, emit
 from ._failure import Failure
 from ._proof import prove
-from ._proposer import Attempt, Proposer, Request, stop_reason, trusts
+from ._proposer import Proposer, Request, stop_reason, trusts
 from ._result import Budget, RepairResult
 from ._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from ._scrub import Scrubber
 from ._store import Store
 from ._target import InstallMode, Target
-from ._verdict import Verdict
+from ._verdict import Attempt, Verdict
 from ._writes import probe
 
 log = logging.getLogger("regrow")

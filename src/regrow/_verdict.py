@@ -1,11 +1,16 @@
-"""What a candidate gets: the verdict of the checks, as the sandbox says it and the host confirms it."""
+"""What a candidate gets: the verdict of the checks (as the sandbox says it and the host confirms it), and
+the attempt that pairs the two."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ._sandbox import TEXT_LIMIT, Outcome, clean
+
+if TYPE_CHECKING:
+    from ._candidate import Candidate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,3 +46,11 @@ class Verdict:
         if check == self.check and reason == self.reason:
             return self
         return dataclasses.replace(self, check=check, reason=reason)
+
+
+@dataclasses.dataclass(frozen=True)
+class Attempt:
+    """A candidate and the verdict it got."""
+
+    candidate: Candidate
+    verdict: Verdict

@@ -26,13 +26,13 @@ from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable
 from ._engine import Engine
 from ._failure import Failure
 from ._options import Options, make_options
-from ._proposer import Attempt, BaseProposer, Proposer, Request
+from ._proposer import BaseProposer, Proposer, Request
 from ._result import Budget, RepairResult
 from ._sandbox import ForkSandbox, InProcessSandbox, Limits, Outcome, Sandbox, make_sandbox
 from ._session import Session
 from ._store import Store
 from ._target import Target
-from ._verdict import Verdict
+from ._verdict import Attempt, Verdict
 
 __all__ = [
     "Attempt",

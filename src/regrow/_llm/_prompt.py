@@ -20,7 +20,8 @@ import re
 import textwrap
 from collections.abc import Mapping, Sequence
 
-from .._proposer import Attempt, Request
+from .._proposer import Request
+from .._verdict import Attempt
 from . import _compact as compact
 from . import _sections as sections
 from ._disclosed import disclosed, evidence_sections

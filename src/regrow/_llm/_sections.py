@@ -18,8 +18,9 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .._proposer import Attempt, Request
+from .._proposer import Request
 from .._target import Target
+from .._verdict import Attempt
 from ._evidence import COUNT, Evidence, Seen, mask_shapes, test_source
 
 ENGINE = "engine"
