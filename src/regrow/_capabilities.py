@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from ._redact import is_secret_name
-from ._scopes import bindings, own_nodes
+from ._scopes import MISSING, bindings, constant, own_nodes, reached
 from ._vocabulary import (
     BUILTIN_REACH,
     DUNDER_OK,
@@ -75,19 +75,11 @@ def capability_reasons(original: str, candidate: str, namespace: Mapping[str, ob
     imported = sorted(key.removeprefix("import:") for key in keys if key.startswith("import:"))
     reasons: list[str] = []
     for use in added:
-        if use.reason is None or use.key in keys or _reached(use.key, chains):
+        if use.reason is None or use.key in keys or reached(use.key, chains):
             continue
         reason = use.reason.replace("{imports}", ", ".join(imported) if imported else "none")
         reasons.append(f"capability: {reason}")
     return list(dict.fromkeys(reasons))
-
-
-def _reached(key: str, chains: list[str]) -> bool:
-    """A dotted chain the original already holds, or one it reaches through (``os.path`` -> ``os.path.x``)."""
-    if not key.startswith("chain:"):
-        return False
-    dotted = key.removeprefix("chain:")
-    return any("." in held and (dotted == held or dotted.startswith(held + ".")) for held in chains)
 
 
 def uses(source: str, namespace: Mapping[str, object], own: Iterable[str] = ()) -> Iterator[Use]:
@@ -229,7 +221,7 @@ class _Uses(ast.NodeVisitor):
             return
         if name in REFLECTION and bare and name not in self.namespace:
             self.add(f"reflect:{name}", f"reflection with a computed name ({name} passed as a value)")
-        value = self.namespace.get(name, _MISSING)
+        value = self.namespace.get(name, MISSING)
         module = module_name(value)
         if module is not None:
             self.module_names.add(module)
@@ -240,13 +232,13 @@ class _Uses(ast.NodeVisitor):
     def _pure_global(self, name: str, value: object) -> bool:
         if name in self.own:
             return True
-        if value is _MISSING:
+        if value is MISSING:
             return pure_builtin(name)
         # A secret differs in the sandbox (it is redacted there); the module's dunders say where it lives.
         return pure_value(value) and not is_secret_name(name) and not name.startswith("__")
 
     def _global_reason(self, name: str, value: object) -> str:
-        if value is _MISSING and name in BUILTIN_REACH:
+        if value is MISSING and name in BUILTIN_REACH:
             return f"{BUILTIN_REACH[name]} {name}"
         reason = f"new global name {name} not used by the original"
         module = module_name(value)
@@ -361,7 +353,7 @@ class _Uses(ast.NodeVisitor):
         if dotted in IN_PLACE and node.args:
             self._write(node.args[0], f"{dotted} on {{owner}}")
         elif dotted == "operator.attrgetter":
-            names = [_constant(arg) for arg in node.args]
+            names = [constant(arg) for arg in node.args]
             if any(name is None or "__" in name for name in names):
                 self.add("reflect:attrgetter", "reflection with a computed name (operator.attrgetter)")
         elif dotted == "random.Random" and not node.args and not node.keywords:
@@ -378,7 +370,7 @@ class _Uses(ast.NodeVisitor):
         """``getattr(x, "name")`` is ``x.name``; with a name built at run time it is refused."""
         if len(node.args) < 2:
             return
-        name = _constant(node.args[1])
+        name = constant(node.args[1])
         if name is None:
             self.add(f"reflect:{func}", f"reflection with a computed name ({func})")
             return
@@ -393,15 +385,8 @@ class _Uses(ast.NodeVisitor):
 
     def _format(self, template: ast.expr) -> None:
         """``str.format`` reads attributes and items named in the template: judge the template."""
-        text = _constant(template)
+        text = constant(template)
         if text is None:
             self.add("format:computed", "a format template not written in the code (str.format reads attributes)")
         elif any("__" in field or "." in field for field in _FORMAT_FIELD.findall(text)):
             self.add(f"format:{text}", "a format template that reads attributes")
-
-
-_MISSING = object()
-
-
-def _constant(node: ast.expr) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None

@@ -23,11 +23,11 @@ import fractions
 import functools
 import re
 import sys
-import sysconfig
 import types
 import uuid
 from typing import Any, TypeVar
 
+from ._frames import users_file
 from ._plain_encode import (
     DATE_TYPES,
     KNOWN_TYPES,
@@ -277,18 +277,9 @@ def users_own(kind: type) -> bool:
     """Whether ``kind`` is defined by the user's code: a module with a file, not the standard library, not an
     installed package, not regrow itself (their classes may act on their fields, e.g. in ``__del__``)."""
     module = sys.modules.get(kind.__module__)
-    return module is not None and _user_module(kind.__module__, getattr(module, "__file__", None))
-
-
-@functools.lru_cache(maxsize=1024)
-def _user_module(name: str, file: Any) -> bool:
-    top = name.partition(".")[0]
-    if type(file) is not str or top in sys.stdlib_module_names or top == "regrow":
-        return False
-    installed = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    parts = file.replace("\\", "/").split("/")
-    return "site-packages" not in parts and "dist-packages" not in parts and \
-        not any(file.startswith(path.rstrip("/") + "/") for path in installed if path)
+    file = getattr(module, "__file__", None) if module is not None else None
+    top = kind.__module__.partition(".")[0]
+    return type(file) is str and top not in sys.stdlib_module_names and top != "regrow" and users_file(file)
 
 
 def _defines(kind: type, name: str) -> bool:

@@ -22,15 +22,13 @@ from __future__ import annotations
 import dataclasses
 import dis
 import os
-import site
-import sysconfig
 import types
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ._differential import Differential, original_job
 from ._environ import Keep, kept
-from ._frames import PACKAGE_DIR
+from ._frames import users_file
 from ._nearby import nearby
 from ._sandbox import Limits, Sandbox
 
@@ -41,13 +39,6 @@ if TYPE_CHECKING:
 
 MIN_RETURNING = 3  # inputs near the failing call where the original returned, for a blind fix
 _RAISE_OPS = frozenset(name for name in ("RAISE_VARARGS",) if name in dis.opmap)
-
-
-def _library_dirs() -> tuple[str, ...]:
-    paths = {sysconfig.get_paths().get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    paths.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
-    paths.add(PACKAGE_DIR)
-    return tuple(os.path.abspath(path) + os.sep for path in paths if path)
 
 
 def deliberate(exc: BaseException) -> str | None:
@@ -63,8 +54,7 @@ def deliberate(exc: BaseException) -> str | None:
     while tb.tb_next is not None:
         tb = tb.tb_next
     code = tb.tb_frame.f_code
-    filename = os.path.abspath(code.co_filename)
-    if code.co_filename.startswith("<") or filename.startswith(_library_dirs()):
+    if not users_file(code.co_filename):
         return None
     for instruction in dis.get_instructions(code):
         if instruction.offset == tb.tb_lasti:

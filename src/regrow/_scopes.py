@@ -46,3 +46,19 @@ def bindings(body: list[ast.stmt]) -> set[str]:
         elif isinstance(node, ast.Nonlocal):
             bound.update(node.names)
     return bound
+
+
+MISSING = object()  # a name not in a namespace (None is a value)
+
+
+def constant(node: ast.expr) -> str | None:
+    """The string a node spells, if it is a string literal."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def reached(key: str, chains: list[str]) -> bool:
+    """A dotted chain the original already holds, or one it reaches through (``os.path`` -> ``os.path.x``)."""
+    if not key.startswith("chain:"):
+        return False
+    dotted = key.removeprefix("chain:")
+    return any("." in held and (dotted == held or dotted.startswith(held + ".")) for held in chains)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import RegrowError
-from ._policy import _library_dirs
+from ._frames import users_file
 
 
 class Scope:
@@ -33,9 +33,8 @@ class Scope:
         roots = [os.path.abspath(folder) for folder in folders]
         for package in self.packages:
             roots.extend(_package_dirs(package))
-        self.libraries = _library_dirs()
         for root in roots:
-            if (root + os.sep).startswith(self.libraries):
+            if not users_file(os.path.join(root, "__init__.py")):
                 raise RegrowError(f"{root} is installed with the standard library or site-packages; watch() heals "
                                   "only code run from source (an editable install or the project folder)")
         self.roots = tuple(root.rstrip(os.sep) + os.sep for root in roots)
@@ -46,8 +45,7 @@ class Scope:
         known = self._files.get(filename)
         if known is None:
             path = os.path.abspath(filename)
-            known = (not filename.startswith("<") and path.startswith(self.roots)
-                     and not path.startswith(self.libraries))
+            known = path.startswith(self.roots) and users_file(filename)
             self._files[filename] = known
         return known
 
