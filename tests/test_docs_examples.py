@@ -1,0 +1,153 @@
+"""Every fenced ``python`` block of README.md and docs/ runs, and so do the offline ``regrow``/``pytest`` commands.
+
+A page's python blocks run in order as one script (later blocks build on earlier ones, as a reader would type
+them), in a subprocess, in a temporary folder holding a copy of examples/ (also on the import path: ``from prices import parse_price``),
+offline: model keys are dummies and every model endpoint is a closed loopback port, so a block that really
+called a model would fail here. A block that cannot run offline is preceded by the documented marker
+``<!-- not-run: the reason -->`` (docs/index.md); the markers are counted, each must give a reason, and there
+are few. A ``bash`` block runs when every line is a ``regrow`` or ``pytest`` command with nothing to fill in
+(``...``, ``[``, ``|``, ``DIR``, ``OWNER``); each must exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import regrow
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Path(regrow.__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+NOT_RUN = re.compile(r"<!--\s*not-run:\s*(.*?)\s*-->")
+FENCE = re.compile(r"^```(\w+)\s*$")
+PLACEHOLDERS = ("...", "[", "|", "DIR", "OWNER", "ID", "FILE", "<")
+MOST_NOT_RUN = 8  # keep the blocks that cannot run offline few
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    line: int  # of the block's first line of code
+    language: str
+    code: str
+    not_run: str | None  # the marker's reason
+
+
+def blocks(page: Path) -> list[Block]:
+    """The fenced blocks of a page, with the not-run reason of the comment right before each."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found, index = [], 0
+    while index < len(lines):
+        fence = FENCE.match(lines[index])
+        if not fence:
+            index += 1
+            continue
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+        before = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), "")
+        marker = NOT_RUN.search(before)
+        found.append(Block(str(page.relative_to(ROOT)), index + 2, fence.group(1), "\n".join(lines[index + 1:end]),
+                           marker.group(1) if marker else None))
+        index = end + 1
+    return found
+
+
+ALL = [block for page in PAGES for block in blocks(page)]
+
+
+def runnable_python(page: str) -> list[Block]:
+    return [b for b in ALL if b.page == page and b.language == "python" and b.not_run is None]
+
+
+def runnable_command(block: Block) -> bool:
+    commands = [line for line in block.code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return bool(commands) and block.not_run is None and all(
+        line.split()[0] in ("regrow", "pytest") and not any(p in line.split("#")[0] for p in PLACEHOLDERS)
+        for line in commands)
+
+
+def offline_env(folder: Path) -> dict[str, str]:
+    """The environment of a block: this checkout's regrow, dummy keys, every model endpoint a closed port."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("REGROW_", "OPENAI", "ANTHROPIC", "GEMINI", "GOOGLE", "LITELLM", "OLLAMA"))}
+    dead = "http://127.0.0.1:9"
+    env.update(PYTHONPATH=os.pathsep.join([str(SRC), str(folder / "examples")]), OPENAI_API_KEY="sk-docs-offline",
+               ANTHROPIC_API_KEY="docs-offline", GEMINI_API_KEY="docs-offline", OPENAI_BASE_URL=dead,
+               ANTHROPIC_BASE_URL=dead, OLLAMA_HOST=dead, PYTHONDONTWRITEBYTECODE="1",
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]))
+    return env
+
+
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    shutil.copytree(ROOT / "examples", folder / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+PYTHON_PAGES = sorted({b.page for b in ALL if b.language == "python" and b.not_run is None})
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES)
+def test_the_python_blocks_of_a_page_run(page: str, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    script, origins = [], []  # the script's lines, and the page line each came from
+    for block in runnable_python(page):
+        for offset, line in enumerate(block.code.splitlines()):
+            script.append(line)
+            origins.append(block.line + offset)
+        script.append("")
+        origins.append(block.line)
+    path = folder / "docs_page.py"
+    path.write_text("\n".join(script) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-W", "error", str(path)], cwd=folder, env=offline_env(folder),
+                          capture_output=True, text=True, timeout=240, check=False)
+    if done.returncode != 0:
+        at = [int(n) for n in re.findall(rf'File "{re.escape(str(path))}", line (\d+)', done.stderr)]
+        where = f"{page}:{origins[at[-1] - 1]}" if at else page
+        pytest.fail(f"the example at {where} failed:\n{done.stderr[-3000:]}", pytrace=False)
+
+
+COMMANDS = [b for b in ALL if b.language == "bash" and runnable_command(b)]
+
+
+@pytest.mark.parametrize("block", COMMANDS, ids=[f"{b.page}:{b.line}" for b in COMMANDS])
+def test_the_offline_commands_run(block: Block, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    for line in block.code.splitlines():
+        command = line.split("#")[0].strip()
+        if not command:
+            continue
+        words = shlex.split(command)
+        argv = [sys.executable, "-m", "regrow" if words[0] == "regrow" else "pytest", *words[1:]]
+        done = subprocess.run(argv, cwd=folder, env=offline_env(folder), capture_output=True, text=True,
+                              timeout=240, check=False)
+        assert done.returncode == 0, f"{block.page}:{block.line}: {command!r} exited {done.returncode}:\n" \
+                                     f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+def test_the_blocks_that_do_not_run_are_few_and_say_why() -> None:
+    skipped = [b for b in ALL if b.language == "python" and b.not_run is not None]
+    report = "\n".join(f"  {b.page}:{b.line}: {b.not_run}" for b in skipped)
+    print(f"{len(skipped)} python blocks not run:\n{report}")
+    assert all(b.not_run for b in skipped), report
+    assert len(skipped) <= MOST_NOT_RUN, report
+    ran = sum(len(runnable_python(page)) for page in PYTHON_PAGES)
+    assert ran >= 20 and len(COMMANDS) >= 3, (ran, len(COMMANDS))
+
+
+def test_a_marker_stands_right_before_a_block() -> None:
+    """A ``not-run`` comment that is not right before a fenced block would silently mark nothing."""
+    for page in PAGES:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if NOT_RUN.search(line):
+                following = next((text for text in lines[number + 1:] if text.strip()), "")
+                assert FENCE.match(following), f"{page.relative_to(ROOT)}:{number + 1}: not before a block"
