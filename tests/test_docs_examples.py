@@ -53,7 +53,7 @@ def blocks(page: Path) -> list[Block]:
             continue
         end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
         before = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), "")
-        marker = NOT_RUN.search(before)
+        marker = NOT_RUN.fullmatch(before.strip())
         found.append(Block(str(page.relative_to(ROOT)), index + 2, fence.group(1), "\n".join(lines[index + 1:end]),
                            marker.group(1) if marker else None))
         index = end + 1
@@ -61,6 +61,15 @@ def blocks(page: Path) -> list[Block]:
 
 
 ALL = [block for page in PAGES for block in blocks(page)]
+
+
+SNIPPET = re.compile(r'^--8<-- "([^"]+)"$')
+
+
+def source(block: Block) -> str:
+    """A block's code, with a snippet line (``--8<-- "examples/x.py"``, the site includes the file) read in."""
+    return "\n".join((ROOT / m.group(1)).read_text(encoding="utf-8") if (m := SNIPPET.match(line)) else line
+                     for line in block.code.splitlines())
 
 
 def runnable_python(page: str) -> list[Block]:
@@ -100,7 +109,7 @@ def test_the_python_blocks_of_a_page_run(page: str, tmp_path: Path) -> None:
     folder = workspace(tmp_path)
     script, origins = [], []  # the script's lines, and the page line each came from
     for block in runnable_python(page):
-        for offset, line in enumerate(block.code.splitlines()):
+        for offset, line in enumerate(source(block).splitlines()):
             script.append(line)
             origins.append(block.line + offset)
         script.append("")
@@ -148,6 +157,6 @@ def test_a_marker_stands_right_before_a_block() -> None:
     for page in PAGES:
         lines = page.read_text(encoding="utf-8").splitlines()
         for number, line in enumerate(lines):
-            if NOT_RUN.search(line):
+            if NOT_RUN.fullmatch(line.strip()):
                 following = next((text for text in lines[number + 1:] if text.strip()), "")
                 assert FENCE.match(following), f"{page.relative_to(ROOT)}:{number + 1}: not before a block"
