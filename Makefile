@@ -29,7 +29,7 @@ test: $(VENV)/.installed-dev
 
 # The docs site (mkdocs.yml, pages in docs/) into site/, every warning an error.
 docs: $(VENV)/.installed-dev
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Speed and memory figures, each against a baseline measured in the same run.
 # The suite under Python 3.10 and 3.13 as well, where they are installed (CI runs it after `make test`).

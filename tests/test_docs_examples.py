@@ -1,12 +1,14 @@
 """Every fenced ``python`` block of README.md and docs/ runs, and so do the offline ``regrow``/``pytest`` commands.
 
 A page's python blocks run in order as one script (later blocks build on earlier ones, as a reader would type
-them), in a subprocess, in a temporary folder holding a copy of examples/ (also on the import path: ``from prices import parse_price``),
-offline: model keys are dummies and every model endpoint is a closed loopback port, so a block that really
-called a model would fail here. A block that cannot run offline is preceded by the documented marker
-``<!-- not-run: the reason -->`` (docs/index.md); the markers are counted, each must give a reason, and there
-are few. A ``bash`` block runs when every line is a ``regrow`` or ``pytest`` command with nothing to fill in
-(``...``, ``[``, ``|``, ``DIR``, ``OWNER``); each must exit 0.
+them), in a subprocess, in a temporary folder holding a copy of examples/ (also on the import path, for
+``from prices import parse_price``), offline: model keys are dummies and every model endpoint is a closed
+loopback port, so a block that really called a model would fail here. A snippet line (``--8<-- "path"``, which
+the site replaces by the file) runs the file. A block that cannot run offline is preceded by the documented
+marker ``<!-- not-run: the reason -->`` on a line of its own (docs/index.md); the markers are counted, each must
+give a reason, and there are few. A ``bash`` block runs when every line is a ``regrow`` or ``pytest`` command
+with nothing to fill in (``...``, ``[``, ``|``, ``DIR``, ``OWNER``); each must exit 0. The site builds with
+``mkdocs build --strict``.
 """
 
 from __future__ import annotations
@@ -160,3 +162,13 @@ def test_a_marker_stands_right_before_a_block() -> None:
             if NOT_RUN.fullmatch(line.strip()):
                 following = next((text for text in lines[number + 1:] if text.strip()), "")
                 assert FENCE.match(following), f"{page.relative_to(ROOT)}:{number + 1}: not before a block"
+
+
+def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
+    """What ``make docs`` runs: a page missing from the nav, a broken link or a missing snippet fails it."""
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True,
+                          timeout=240, check=False)
+    assert done.returncode == 0, f"mkdocs build --strict failed (the docs extra, in dev, brings mkdocs):\n" \
+                                 f"{done.stderr[-3000:]}"
+    assert "CURRENCY_SYMBOLS" in (tmp_path / "site" / "examples" / "prices" / "index.html").read_text()
