@@ -7,7 +7,8 @@ loopback port, so a block that really called a model would fail here. A snippet 
 the site replaces by the file) runs the file. A block that cannot run offline is preceded by the documented
 marker ``<!-- not-run: the reason -->`` on a line of its own (docs/index.md); the markers are counted, each must
 give a reason, and there are few. A ``bash`` block runs when every line is a ``regrow`` or ``pytest`` command
-with nothing to fill in (``...``, ``[``, ``|``, ``DIR``, ``OWNER``); each must exit 0. The site builds with
+with nothing to fill in (``...``, ``[``, ``|``, ``DIR``, ``OWNER``); each must exit 0, or N when its comment
+starts with ``exit N``, and print what its comment quotes after ``prints``. The site builds with
 ``mkdocs build --strict``.
 """
 
@@ -32,6 +33,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 NOT_RUN = re.compile(r"<!--\s*not-run:\s*(.*?)\s*-->")
 FENCE = re.compile(r"^```(\w+)\s*$")
 PLACEHOLDERS = ("...", "[", "|", "DIR", "OWNER", "ID", "FILE", "<")
+EXIT = re.compile(r"exit (\d+)\b")  # a command's comment that starts "exit N" gives the status it must end with
+PRINTS = re.compile(r"prints `([^`]+)`")  # ... and what it must print
 MOST_NOT_RUN = 8  # keep the blocks that cannot run offline few
 
 
@@ -133,15 +136,19 @@ COMMANDS = [b for b in ALL if b.language == "bash" and runnable_command(b)]
 def test_the_offline_commands_run(block: Block, tmp_path: Path) -> None:
     folder = workspace(tmp_path)
     for line in block.code.splitlines():
-        command = line.split("#")[0].strip()
+        command, _, comment = (part.strip() for part in line.partition("#"))
         if not command:
             continue
+        expected = int(status.group(1)) if (status := EXIT.match(comment)) else 0
+        printed = PRINTS.findall(comment)
         words = shlex.split(command)
         argv = [sys.executable, "-m", "regrow" if words[0] == "regrow" else "pytest", *words[1:]]
         done = subprocess.run(argv, cwd=folder, env=offline_env(folder), capture_output=True, text=True,
                               timeout=240, check=False)
-        assert done.returncode == 0, f"{block.page}:{block.line}: {command!r} exited {done.returncode}:\n" \
+        assert done.returncode == expected, f"{block.page}:{block.line}: {command!r} exited {done.returncode}:\n" \
                                      f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        for text in printed:
+            assert text in done.stdout + done.stderr, f"{block.page}:{block.line}: {command!r} did not print {text!r}"
 
 
 def test_the_blocks_that_do_not_run_are_few_and_say_why() -> None:
