@@ -132,29 +132,42 @@ def test_the_python_blocks_of_a_page_run(page: str, tmp_path: Path) -> None:
 COMMANDS = [b for b in ALL if b.language == "bash" and runnable_command(b)]
 
 
+RAN: dict[tuple[str, ...], subprocess.CompletedProcess[str]] = {}  # by the commands up to it in its block
+
+
+def run_command(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    words = shlex.split(command)
+    argv = [sys.executable, "-m", "regrow" if words[0] == "regrow" else "pytest", *words[1:]]
+    return subprocess.run(argv, cwd=folder, env=offline_env(folder), capture_output=True, text=True, timeout=240,
+                          check=False)
+
+
 @pytest.mark.parametrize("block", COMMANDS, ids=[f"{b.page}:{b.line}" for b in COMMANDS])
 def test_the_offline_commands_run(block: Block, tmp_path: Path) -> None:
+    """A block's commands in a fresh copy; a command run before after the same commands (another page) runs once."""
     folder = workspace(tmp_path)
-    for line in block.code.splitlines():
-        command, _, comment = (part.strip() for part in line.partition("#"))
-        if not command:
-            continue
+    lines = [(c, comment) for c, _, comment in (map(str.strip, line.partition("#")) for line in block.code.splitlines())
+             if c]
+    done_here = 0  # the commands of this block run in this folder so far
+    for index, (command, comment) in enumerate(lines):
+        key = tuple(c for c, _ in lines[:index + 1])
+        if key not in RAN:
+            for earlier in range(done_here, index + 1):  # what it may depend on, here first
+                RAN[key[:earlier + 1]] = run_command(lines[earlier][0], folder)
+            done_here = index + 1
+        done = RAN[key]
         expected = int(status.group(1)) if (status := EXIT.match(comment)) else 0
-        printed = PRINTS.findall(comment)
-        words = shlex.split(command)
-        argv = [sys.executable, "-m", "regrow" if words[0] == "regrow" else "pytest", *words[1:]]
-        done = subprocess.run(argv, cwd=folder, env=offline_env(folder), capture_output=True, text=True,
-                              timeout=240, check=False)
         assert done.returncode == expected, f"{block.page}:{block.line}: {command!r} exited {done.returncode}:\n" \
-                                     f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-        for text in printed:
+                                            f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        for text in PRINTS.findall(comment):
             assert text in done.stdout + done.stderr, f"{block.page}:{block.line}: {command!r} did not print {text!r}"
 
 
-def test_the_blocks_that_do_not_run_are_few_and_say_why() -> None:
+def test_the_blocks_that_do_not_run_are_few_and_say_why(capsys: pytest.CaptureFixture[str]) -> None:
     skipped = [b for b in ALL if b.language == "python" and b.not_run is not None]
     report = "\n".join(f"  {b.page}:{b.line}: {b.not_run}" for b in skipped)
-    print(f"{len(skipped)} python blocks not run:\n{report}")
+    with capsys.disabled():  # reported in every run, not only when it fails
+        print(f"\n{len(skipped)} python blocks of the docs not run (<!-- not-run: ... -->):\n{report}")
     assert all(b.not_run for b in skipped), report
     assert len(skipped) <= MOST_NOT_RUN, report
     ran = sum(len(runnable_python(page)) for page in PYTHON_PAGES)
