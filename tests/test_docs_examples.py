@@ -192,3 +192,32 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     assert done.returncode == 0, f"mkdocs build --strict failed (the docs extra, in dev, brings mkdocs):\n" \
                                  f"{done.stderr[-3000:]}"
     assert "CURRENCY_SYMBOLS" in (tmp_path / "site" / "examples" / "prices" / "index.html").read_text()
+
+
+def documented_options() -> dict[tuple[str, ...], dict[str, str]]:
+    """The ``--options`` each command line of a ``bash`` block names: {("regrow", "heal"): {option: where}}."""
+    found: dict[tuple[str, ...], dict[str, str]] = {}
+    for block in (b for b in ALL if b.language == "bash"):
+        for offset, line in enumerate(block.code.splitlines()):
+            for part in line.split("#")[0].split(";"):
+                words = part.split()
+                if not words or words[0] not in ("regrow", "pytest"):
+                    continue
+                command = ("regrow", words[1]) if words[0] == "regrow" and not words[1].startswith("-") \
+                    else (words[0],)
+                for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", part):
+                    found.setdefault(command, {})[option] = f"{block.page}:{block.line + offset}"
+    return found
+
+
+def test_every_option_a_command_line_of_the_docs_names_exists(tmp_path: Path) -> None:
+    options = documented_options()
+    assert ("regrow", "heal") in options and ("pytest",) in options, sorted(options)
+    for command, named in sorted(options.items()):
+        argv = [sys.executable, "-m", "regrow" if command[0] == "regrow" else "pytest", *command[1:], "--help"]
+        done = subprocess.run(argv, cwd=tmp_path, env=offline_env(tmp_path), capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, f"{' '.join(command)} --help: {done.stderr[-1000:]}"
+        known = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", done.stdout))
+        unknown = {option: where for option, where in named.items() if option not in known}
+        assert not unknown, f"{' '.join(command)} has no such option: {unknown}"
