@@ -9,7 +9,8 @@ marker ``<!-- not-run: the reason -->`` on a line of its own (docs/index.md); th
 give a reason, and there are few. A ``bash`` block runs when every line is a ``regrow`` or ``pytest`` command
 with nothing to fill in (``...``, ``[``, ``|``, ``DIR``, ``OWNER``); each must exit 0, or N when its comment
 starts with ``exit N``, and print what its comment quotes after ``prints``. The site builds with
-``mkdocs build --strict``.
+``mkdocs build --strict``. Every ``--option`` a documented command line names exists, and every ``toml`` block
+is accepted by what reads it (a bench manifest, ``[tool.regrow]``).
 """
 
 from __future__ import annotations
@@ -221,3 +222,27 @@ def test_every_option_a_command_line_of_the_docs_names_exists(tmp_path: Path) ->
         known = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", done.stdout))
         unknown = {option: where for option, where in named.items() if option not in known}
         assert not unknown, f"{' '.join(command)} has no such option: {unknown}"
+
+
+def test_every_toml_block_is_what_its_reader_accepts(tmp_path: Path) -> None:
+    """A bench manifest loads as one, a ``[tool.regrow]`` table gives valid settings, the rest is valid TOML."""
+    from regrow._bench._manifest import load, tomllib
+    from regrow._settings import Settings, read_file
+
+    kinds = []
+    for number, block in enumerate(b for b in ALL if b.language == "toml"):
+        where = f"{block.page}:{block.line}"
+        try:
+            data = tomllib.loads(block.code)
+        except tomllib.TOMLDecodeError as exc:
+            pytest.fail(f"{where}: not TOML: {exc}", pytrace=False)
+        file = tmp_path / f"{number}" / ("pyproject.toml" if "tool" in data else "manifest.toml")
+        file.parent.mkdir()
+        file.write_text(block.code, encoding="utf-8")
+        if "suite" in data:
+            assert load(file).tasks, where
+            kinds.append("manifest")
+        elif "tool" in data:
+            Settings(**read_file(file))  # a ConfigError names a bad key or value
+            kinds.append("settings")
+    assert {"manifest", "settings"} <= set(kinds), kinds
