@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-versions bench clean
+.PHONY: run test test-versions bench clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy src tests/typing_api.py
 
+# The docs site (mkdocs.yml, pages in docs/) into site/, every warning an error.
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # Speed and memory figures, each against a baseline measured in the same run.
 # The suite under Python 3.10 and 3.13 as well, where they are installed (CI runs it after `make test`).
 test-versions:
@@ -43,7 +47,7 @@ bench: $(VENV)/.installed-dev
 	$(MAKE) bench-realcode
 
 clean:
-	rm -rf $(VENV) .venv-3.* build dist
+	rm -rf $(VENV) .venv-3.* build dist site
 
 # `make e2e-llm`: an optional end-to-end heal through a real local model (not part of CI).
 include mk/e2e-llm.mk
