@@ -8,7 +8,8 @@ Mark a test with the function it exercises::
 
 Without ``--heal`` the plugin only registers the marker and changes nothing. With it, after the
 run each marked target whose tests failed is repaired by ``regrow heal`` in a separate process (a
-nested pytest would share this run's state), and the diff is shown in the terminal summary.
+nested pytest would share this run's state), and the diff is shown in the terminal summary (a
+``heal`` mark without ``target=`` is then a usage error, naming its tests).
 ``--heal-apply`` also writes the fix back (with a backup); ``--heal-patch DIR`` writes each fix as a
 patch with its provenance record, and each failure that was not fixed as a record (``regrow
 deliver DIR`` turns them into draft pull requests and issues; see docs/delivery.md). ``--heal-model
