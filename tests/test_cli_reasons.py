@@ -150,3 +150,13 @@ def test_the_one_line_result_gives_the_files_line(project):
     fixed = next(line for line in done.stdout.splitlines() if line.startswith("regrow: fixed by "))
     assert " at shapes.py:9 " in fixed and "at line" not in fixed, fixed
 
+
+
+def test_a_broken_bench_task_is_bad_input_with_its_reason(project, tmp_path):
+    (project / "manifest.toml").write_text('[suite]\nname = "broken"\nroot = "."\n\n[[task]]\nname = "nothing"\n'
+                                           'target = "shapes.py::missing"\ntests = ["tests/test_shapes.py"]\n')
+    done = regrow_run(project, "bench", "manifest.toml", "--jobs", "1", "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "nothing: bad-target: shapes has no 'missing'" in one_line(done)
+    assert "None" not in done.stdout  # nothing measured is "n/a", never "None%" or "None/s"
+    assert "None" not in (tmp_path / "out" / "report.html").read_text()
