@@ -328,7 +328,8 @@ evidence_env_allowlist = ["APP_MODE"]
 `regrow heal` follows the same order, its options in the place of keyword arguments: an option given
 on the command line (`--timeout 30`) > `REGROW_TIMEOUT` > `timeout` in the file > the command's own
 default. Its defaults differ from the table's for a whole test suite: `--timeout` 300 s and
-`--candidate-timeout` 10 s (`--max-candidates` 2000 as above); `--environ NAME ...` gives `environ` as a list of names.
-`pytest --heal` passes `--heal-timeout` on only when it is given. A bad configuration ends
-`regrow heal` with exit 2 before any work.
+`--candidate-timeout` 10 s (`--max-candidates` 2000 as above); `--environ NAME ...` gives `environ`
+as a list of names. `pytest --heal` passes `--heal-timeout` on only when it is given. `regrow run`
+takes `allow_blind`, `timeout` and `model` from the configuration unless `--allow-blind`, `--timeout`
+or `--model` is given. A bad configuration ends `regrow heal` with exit 2 before any work.
 """
