@@ -6,8 +6,11 @@ the budgets follow the configuration unless an option is given, and line numbers
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -160,3 +163,28 @@ def test_a_broken_bench_task_is_bad_input_with_its_reason(project, tmp_path):
     assert "nothing: bad-target: shapes has no 'missing'" in one_line(done)
     assert "None" not in done.stdout  # nothing measured is "n/a", never "None%" or "None/s"
     assert "None" not in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_ctrl_c_while_a_test_of_the_original_hangs_ends_the_heal(project):
+    # The test's own failure must not swallow the interrupt (the heal went on and "fixed" the function).
+    started = project / "started"
+    (project / "tests" / "test_shapes.py").write_text(
+        TESTS + HANGS.replace("time.sleep", f"open({str(started)!r}, 'w').close()\n    time.sleep"))
+    process = subprocess.Popen([sys.executable, "-m", "regrow", "heal", "shapes.py::clamp", "--test",
+                                "tests/test_shapes.py", "--apply", "--candidate-timeout", "200"], cwd=project,
+                               env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        assert started.exists()  # the hanging test runs on the original now
+        os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C: the whole group
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, (out, err)
+    assert err.strip() == ("regrow: interrupted while running tests/test_shapes.py::test_waits_forever on the "
+                           "original code; no file was changed"), err
+    assert "fixed" not in out and (project / "shapes.py").read_text() == BUGGY

@@ -15,7 +15,7 @@ from typing import TextIO
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
 from ._display import silence
 from ._errors import RegrowError
-from ._guard import INTERRUPTED, guarded
+from ._guard import INTERRUPTED, guarded, interrupted
 from ._history_cli import add_history_commands
 from ._preflight import check_heal
 from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
@@ -46,7 +46,7 @@ def _heal_here(args: argparse.Namespace, out: TextIO) -> int:
         print(f"regrow: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("regrow: interrupted; no file was changed", file=sys.stderr)
+        print(interrupted(), file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:  # the output was closed (``| head``): nothing more to say
         silence(out)

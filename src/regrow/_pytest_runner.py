@@ -253,6 +253,8 @@ def _run_direct(nodeid: str, call: Callable[[], object], detail: bool = False) -
         raise
     except Skipped:
         return TestResult(nodeid, True, skipped=True)
+    except KeyboardInterrupt:  # Ctrl-C while a test runs ends the run, as in pytest's own protocol
+        raise
     except BaseException as exc:  # the candidate may raise anything, SystemExit included
         if detail:
             return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc),
