@@ -27,6 +27,16 @@ def database():
 
 def test_with_a_database(database):
     assert clamp(11, 0, 10) == 10
+
+
+@pytest.fixture
+def server():
+    yield "http://localhost"
+    raise OSError("the server did not stop")
+
+
+def test_with_a_server(server):
+    assert server
 '''
 HANGS = '''
 
@@ -57,6 +67,8 @@ def test_a_fixture_error_is_named_as_one_not_as_a_test_that_never_calls(project)
     line = next(line for line in done.stdout.splitlines() if "test_with_a_database" in line)
     assert "errors in its fixture setup (RuntimeError: no database here)" in line, line
     assert "fix the fixture" in line and "never calls" not in line
+    line = next(line for line in done.stdout.splitlines() if "test_with_a_server" in line)
+    assert "errors in its fixture teardown (OSError: the server did not stop)" in line, line
 
 
 def test_a_test_that_does_not_finish_is_named_as_one(project):
