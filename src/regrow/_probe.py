@@ -64,8 +64,9 @@ class Reach:
             return (f"{self.nodeid} errors in its fixture {self.result.stage} ({cause}), which no candidate of "
                     f"{target} can change: fix the fixture, or leave this test out")
         if self.result.stage == "timeout":
-            return (f"{self.result.reason} on the original code, before it called {target}: it hangs elsewhere "
-                    "(a loop, a lock, a network wait), whatever candidate is installed here")
+            return (f"{self.result.reason} on the original code, before it called {target}: it hangs or is slow "
+                    "outside it (a loop, a lock, a network wait; --candidate-timeout sets the limit), whatever "
+                    "candidate is installed here")
         return f"{self.nodeid} never calls {target}: it {outcome} whatever candidate is installed here"
 
 
