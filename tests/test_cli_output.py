@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -100,6 +101,33 @@ def test_on_a_terminal_a_live_display_then_the_summary(project):
     assert "candidates" in shown and "judged" in shown
     assert "outcome" in shown and "fixed" in shown and "shapes.py:9" in shown
     assert "\x1b[" in shown.split("outcome")[1]  # the diff is coloured
+
+
+def _screen(shown: str) -> list[str]:
+    """The lines left on the terminal once everything ``shown`` was drawn (newlines, carriage returns,
+    cursor up and erase line, as rich's live display redraws; other escape sequences draw nothing)."""
+    lines, row = [""], 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", shown):
+        if token == "\n":
+            row += 1
+            lines += [""] * (row + 1 - len(lines))
+        elif token.endswith("A") and token.startswith("\x1b["):
+            row = max(0, row - int(token[2:-1] or 1))
+        elif token == "\x1b[2K":
+            lines[row] = ""
+        elif not token.startswith("\x1b") and token != "\r":
+            lines[row] += token
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def test_on_a_terminal_the_screen_keeps_at_most_25_lines(project):
+    status, shown = _on_a_terminal(project, *HEAL)
+    assert status == 0, shown
+    screen = _screen(shown)
+    assert 10 < len(screen) <= 25, "\n".join(screen)  # the live panel is gone, the summary and the diff stay
+    assert any("regrow: fixed by engine" in line for line in screen) and "best so far" not in "\n".join(screen)
 
 
 def test_log_keeps_the_plain_output_on_a_terminal(project):

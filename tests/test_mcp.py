@@ -4,6 +4,7 @@ and talks to it over stdio, in a copy of a fixture project with one bug (``tests
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import Awaitable, Callable
@@ -31,7 +32,9 @@ def server(root: Path, *args: str) -> StdioServerParameters:
     """``regrow mcp`` as a registration would start it: the console script, in the project folder."""
     script = Path(sys.executable).parent / "regrow"
     command = [str(script)] if script.exists() else [sys.executable, "-m", "regrow"]
-    return StdioServerParameters(command=command[0], args=[*command[1:], "mcp", *args], cwd=root)
+    # The SDK passes the server only a few variables by default: PYTHONPATH too, so that it runs this checkout.
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else None
+    return StdioServerParameters(command=command[0], args=[*command[1:], "mcp", *args], cwd=root, env=env)
 
 
 def session(root: Path, body: Callable[[Client], Awaitable[Any]], *args: str) -> Any:
@@ -136,6 +139,8 @@ def test_store_option_and_a_heal_without_apply_leaves_the_file(shop, tmp_path):
     assert healed["status"] == "fixed" and healed["applied"] is False and healed["fix"]["origin"] == "engine"
     assert (shop / "shop" / "stock.py").read_text() == (PROJECT / "shop" / "stock.py").read_text()
     assert ledger.is_file() and after["count"] == 1
+    # history counts what was judged, the engine's own screening included, as the heal's verdict_count does
+    assert after["sessions"][0]["candidates"] == healed["verdict_count"] > 1
     assert not (shop / ".regrow").exists()
 
 

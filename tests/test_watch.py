@@ -157,6 +157,18 @@ def test_regrow_run_heals_a_function_of_the_script_s_package(shop: str, tmp_path
     assert f"regrow: {shop}.orders.per_item: installed" in err
 
 
+def test_regrow_run_takes_allow_blind_from_the_configuration(shop: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REGROW_ALLOW_BLIND", "true")  # no --allow-blind: the option not given is the setting's
+    script = tmp_path / "main.py"
+    script.write_text(textwrap.dedent(SCRIPT.format(package=shop)))
+    status = run_main(["--drain", "60", str(script)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"regrow: {shop}.orders.per_item: installed" in err
+
+
 def test_regrow_run_returns_the_program_s_exit_status(tmp_path: Path) -> None:
     script = tmp_path / "fails.py"
     script.write_text("import sys\nsys.exit(3)\n")

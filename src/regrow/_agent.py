@@ -41,9 +41,10 @@ def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: 
     out, verdicts = io.StringIO(), list[dict[str, Any]]()
     found: dict[str, Any] = {"target": target, "tests": list(tests), "verdicts": verdicts, "fix": None, "diff": "",
                              "applied": False}
+    log = _VerdictLog(verdicts, max_candidates, progress)
     try:
         options = project_options(max_candidates=max_candidates, timeout=timeout, model=model, store=store or None,
-                                  on_event=[_VerdictLog(verdicts, max_candidates, progress)])
+                                  on_event=[log])
         request = ProjectHeal(target, tuple(tests), options, keeping=Keeping(apply=apply))
         prepared = collect(request, out)
         found["target"] = _name(prepared)
@@ -53,7 +54,7 @@ def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: 
         status, result = run_heal(request, prepared, out)
     except RegrowError as exc:
         return _done(found, "error", 2, out, error=str(exc))
-    found["verdict_count"] = len(verdicts)
+    found["verdict_count"] = log.count  # every verdict; the list keeps the first _MAX_VERDICTS
     del verdicts[_MAX_VERDICTS:]
     found["reason"] = result.reason
     if result.ok and result.fix is not None:

@@ -15,7 +15,7 @@ from typing import TextIO
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
 from ._display import silence
 from ._errors import RegrowError
-from ._guard import INTERRUPTED, guarded
+from ._guard import INTERRUPTED, guarded, interrupted
 from ._history_cli import add_history_commands
 from ._preflight import check_heal
 from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
@@ -46,7 +46,7 @@ def _heal_here(args: argparse.Namespace, out: TextIO) -> int:
         print(f"regrow: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("regrow: interrupted; no file was changed", file=sys.stderr)
+        print(interrupted(), file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:  # the output was closed (``| head``): nothing more to say
         silence(out)
@@ -54,9 +54,11 @@ def _heal_here(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
-    options = project_options(max_candidates=args.max_candidates, timeout=args.timeout,
-                              candidate_timeout=args.candidate_timeout, jobs=args.jobs, model=args.model,
-                              store=args.store, on_event=args.on_event, environ=args.environ or True)
+    # An option not given (None) is the configuration's, or the command's default (see project_options).
+    given = {name: value for name, value in (("max_candidates", args.max_candidates), ("timeout", args.timeout),
+                                              ("candidate_timeout", args.candidate_timeout),
+                                              ("environ", args.environ or None)) if value is not None}
+    options = project_options(jobs=args.jobs, model=args.model, store=args.store, on_event=args.on_event, **given)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
                        args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log)
     prepared = collect(heal, out)
@@ -75,13 +77,16 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--test", action="append", required=True, metavar="NODE",
                       help="a pytest node id or test file the fix must pass (repeatable)")
     heal.add_argument("--rootdir", default=None, help="pytest's rootdir (default: found by pytest)")
-    heal.add_argument("--max-candidates", type=int, default=2000, help="candidates to try at most (2000)")
-    heal.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds for the whole repair (300)")
-    heal.add_argument("--candidate-timeout", type=float, default=CANDIDATE_TIMEOUT,
-                      help="seconds per candidate's tests, and per test on the original (10)")
+    heal.add_argument("--max-candidates", type=int, default=None,
+                      help="candidates to try at most (max_candidates in the configuration, or 2000)")
+    heal.add_argument("--timeout", type=float, default=None,
+                      help=f"seconds for the whole repair (timeout in the configuration, or {TIMEOUT:g})")
+    heal.add_argument("--candidate-timeout", type=float, default=None,
+                      help="seconds per candidate's tests, and per test on the original (candidate_timeout in the "
+                           f"configuration, or {CANDIDATE_TIMEOUT:g})")
     heal.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                       help="workers judging candidates at once (default: every core)")
-    heal.add_argument("--environ", action="append", default=[], metavar="NAME",
+    heal.add_argument("--environ", action="append", default=None, metavar="NAME",
                       help="an environment variable the candidates keep, besides those the code reads by name "
                            "(repeatable; its value is masked in every prompt, log and ledger)")
     heal.add_argument("--no-copy", action="store_true",

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._candidate import Candidate
 from ._events import Event
 from ._target import Target
 
@@ -30,6 +31,11 @@ def file_line(target: Target, line: int | None) -> int | None:
 def where(target: Target, line: int | None) -> str:
     found = file_line(target, line)
     return f" at {Path(target.filename).name}:{found}" if found is not None else ""
+
+
+def label(target: Target, candidate: Candidate) -> str:
+    """``engine swap at shapes.py:9``: a candidate, its line the file's (not counted from the ``def``)."""
+    return f"{candidate.origin}{' ' + candidate.operator if candidate.operator else ''}" + where(target, candidate.line)
 
 
 class Display:
@@ -66,12 +72,12 @@ class Display:
             self.set_phase(f"searching with {event.message or 'proposer ' + str(event.attempt)}")
         elif event.type == "verdict" and event.verdict is not None and event.candidate is not None:
             self.judged += 1
-            label = event.candidate.describe().split(" at line ")[0] + where(self.target, event.candidate.line)
+            shown = label(self.target, event.candidate)
             if event.verdict.ok:
                 self.passed += 1
-                self.best = self.best or label
+                self.best = self.best or shown
             if self.verbose:
-                self._candidate(label, event.verdict.ok, f"{event.verdict.check}: {event.verdict.reason}")
+                self._candidate(shown, event.verdict.ok, f"{event.verdict.check}: {event.verdict.reason}")
         elif event.type in _NOTABLE:
             self.line(f"regrow: {event.type.replace('_', ' ')}: {event.message}")
 

@@ -54,6 +54,12 @@ def doing(what: str) -> None:
         _current.doing(what)
 
 
+def interrupted() -> str:
+    """The one line for Ctrl-C before the search: what the heal was doing, and that no file was changed."""
+    what = _current.what() if _current is not None else ""
+    return f"regrow: interrupted{' while ' + what if what else ''}; no file was changed"
+
+
 def guarded(run: Callable[[], int]) -> int:
     """``run()`` in a forked child; its status, or :data:`NO_FIX` with one line on stderr when the code it
     ran ended the child. Without ``os.fork`` (Windows), ``run()`` here."""

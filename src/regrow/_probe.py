@@ -59,6 +59,14 @@ class Reach:
             more = f" (and {len(self.started) - 1} more)" if len(self.started) > 1 else ""
             return (f"{self.nodeid} runs the code in a subprocess ({command}{more}) and never calls {target} "
                     f"in this process: it {outcome} whatever candidate is installed here")
+        cause = self.result.reason.removeprefix(f"{self.nodeid} failed: ")
+        if self.result.stage in ("setup", "teardown"):  # pytest's ERROR: a fixture, not the code under repair
+            return (f"{self.nodeid} errors in its fixture {self.result.stage} ({cause}), which no candidate of "
+                    f"{target} can change: fix the fixture, or leave this test out")
+        if self.result.stage == "timeout":
+            return (f"{self.result.reason} on the original code, before it called {target}: it hangs or is slow "
+                    "outside it (a loop, a lock, a network wait; --candidate-timeout sets the limit), whatever "
+                    "candidate is installed here")
         return f"{self.nodeid} never calls {target}: it {outcome} whatever candidate is installed here"
 
 
@@ -151,12 +159,13 @@ def _run_limited(suite: Suite, nodeid: str, timeout: float | None) -> TestResult
     try:
         result = suite.run(nodeid)
     except SandboxTimeout:
-        return TestResult(nodeid, False, f"{nodeid} did not finish in {timeout:g}s", stopped[0] if stopped else None)
+        return TestResult(nodeid, False, f"{nodeid} did not finish in {timeout:g}s", stopped[0] if stopped else None,
+                          stage="timeout")
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     if not result.passed and "SandboxTimeout" in result.reason:  # pytest's own protocol caught it
-        return dataclasses.replace(result, reason=f"{nodeid} did not finish in {timeout:g}s")
+        return dataclasses.replace(result, reason=f"{nodeid} did not finish in {timeout:g}s", stage="timeout")
     return result
 
 

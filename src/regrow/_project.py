@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from ._assembly import RepairRequest, run_repair
 from ._checks import Check, PytestTests
 from ._deliver_cli import UNDELIVERED, Keeping, after_failure, after_fix
-from ._display import Display, make_display
+from ._display import Display, label, make_display
 from ._errors import RegrowError, TargetError
 from ._events import Event
 from ._failure import Failure, check_failure
@@ -31,6 +31,7 @@ from ._probe import Reach, SomeTests, probe, prove_in_copy
 from ._pytest_runner import CollectionError, Suite, open_suite, set_options
 from ._result import RepairResult
 from ._sandbox import InProcessSandbox
+from ._settings import configured
 from ._summary import rows, show
 from ._target import Target
 
@@ -40,9 +41,13 @@ CANDIDATE_TIMEOUT = 10.0  # seconds for one candidate's tests, and for each test
 
 def project_options(**options: Any) -> Options:
     """The options of a heal against pytest tests: ``heal``'s (:func:`regrow._options.make_options`), with a
-    longer time budget for a test suite; a model's candidates are proven in the default sandbox, the engine's
+    longer time budget for a test suite where the configuration (``[tool.regrow]``, ``REGROW_*``) sets none;
+    a keyword given here wins over both. A model's candidates are proven in the default sandbox, the engine's
     edits of the user's own code keep the in-process fast path."""
-    given = make_options(**{"timeout": TIMEOUT, "candidate_timeout": CANDIDATE_TIMEOUT, **options})
+    conf = configured()  # the command's defaults only where the configuration says nothing
+    defaults = {name: value for name, value in (("timeout", TIMEOUT), ("candidate_timeout", CANDIDATE_TIMEOUT))
+                if name not in conf}
+    given = make_options(**{**defaults, **options})
     return dataclasses.replace(given, engine_sandbox=InProcessSandbox())
 
 
@@ -170,7 +175,8 @@ def run_heal(heal: ProjectHeal, prepared: Prepared, out: TextIO) -> tuple[int, R
         after_failure(heal.keeping, prepared.target, result, options.store, out)
         return 1, result
     status = kept[0]
-    print(f"regrow: fixed by {result.fix.describe()} after {max(display.judged, result.candidates)} candidates "
+    print(f"regrow: fixed by {label(prepared.target, result.fix)} after "
+          f"{max(display.judged, result.candidates + result.screened)} candidates "
           f"in {result.duration:.2f}s", file=out)
     show(out, rows(prepared.target, result, _outcome(heal, status), display.judged, tests), result.diff)
     return status, result

@@ -38,6 +38,9 @@ class TestResult:
     reason: str = ""
     location: tuple[str, int] | None = None
     skipped: bool = False
+    # Where it stopped when that was not the test's own body: "setup" or "teardown" (a fixture's error,
+    # which pytest reports as ERROR) or "timeout" (it did not finish); "" otherwise.
+    stage: str = ""
     # Asked for with ``Suite.run(detail=True)``: the failure's whole text (pytest's assertion
     # explanation; not redacted, as the caller bounds it first) and, for a direct call, the
     # exception itself (for its traceback).
@@ -124,10 +127,14 @@ class Suite:
                 raise
             except BaseException as exc:  # a usage error, a missing node id, a broken conftest, sys.exit() at import
                 self.close()
-                raise CollectionError(f"cannot collect {' '.join(node_ids)}: {_line(exc)}", [exc]) from exc
+                # A node id in a file that cannot be imported is "not found" to pytest: name the real cause.
+                cause = f"collection error in {'; '.join(errors.errors)}" if errors.errors else _line(exc)
+                raise CollectionError(f"cannot collect {' '.join(node_ids)}: {cause}",
+                                      [*errors.exceptions, exc]) from exc
         if errors.errors:
             self.close()
-            raise CollectionError(f"cannot collect {' '.join(node_ids)}: {'; '.join(errors.errors)}",
+            raise CollectionError(f"cannot collect {' '.join(node_ids)}: collection error in "
+                                  f"{'; '.join(errors.errors)}",
                                   errors.exceptions)
         self.items = {item.nodeid: item for item in self.session.items}
         self._direct = {nodeid: _direct_call(item) for nodeid, item in self.items.items()}
@@ -168,8 +175,9 @@ class Suite:
                 message = crash.message if crash is not None else str(report.longrepr)
                 location = (str(crash.path), int(crash.lineno)) if crash is not None else None
                 text = str(report.longrepr) if detail else ""
+                stage = report.when if report.when in ("setup", "teardown") else ""
                 return TestResult(nodeid, False, _reason(nodeid + _subtest_label(report), message), location,
-                                  detail=text)
+                                  detail=text, stage=stage)
         skipped = any(report.skipped for report in reports)
         return TestResult(nodeid, True, skipped=skipped)
 
@@ -245,6 +253,8 @@ def _run_direct(nodeid: str, call: Callable[[], object], detail: bool = False) -
         raise
     except Skipped:
         return TestResult(nodeid, True, skipped=True)
+    except KeyboardInterrupt:  # Ctrl-C while a test runs ends the run, as in pytest's own protocol
+        raise
     except BaseException as exc:  # the candidate may raise anything, SystemExit included
         if detail:
             return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc),

@@ -215,12 +215,18 @@ def read_environ(environ: Mapping[str, str]) -> dict[str, Any]:
     return found
 
 
-def load(start: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """The settings for a process started in ``start``: the environment over the file over the defaults."""
+def configured(start: Path | None = None, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings the environment and the file give (the environment's over the file's), without defaults:
+    for a front-end whose own defaults differ from :class:`Settings`' (``regrow heal``'s longer budgets)."""
     path = find_pyproject(start)
     values = read_file(path) if path is not None else {}
     values.update(read_environ(os.environ if environ is None else environ))
-    return Settings(**values)
+    return values
+
+
+def load(start: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings for a process started in ``start``: the environment over the file over the defaults."""
+    return Settings(**configured(start, environ))
 
 
 class _Loaded:
@@ -318,8 +324,11 @@ evidence_env_allowlist = ["APP_MODE"]
 | --- | --- | --- | --- |
 {rows}
 
-`regrow heal` takes `model`, `base_url`, `api_key`, `store`, `jobs`, `sandbox` and `max_attempts`
-from the configuration when its options are not given; its own budgets
-(`--max-candidates`, `--timeout`, `--candidate-timeout`) and `--environ` have the command's defaults
-whatever the file says, and a bad configuration still ends it with exit 2 before any work.
+`regrow heal` follows the same order, its options in the place of keyword arguments: an option given
+on the command line (`--timeout 30`) > `REGROW_TIMEOUT` > `timeout` in the file > the command's own
+default. Its defaults differ from the table's for a whole test suite: `--timeout` 300 s and
+`--candidate-timeout` 10 s (`--max-candidates` 2000 as above); `--environ NAME ...` gives `environ`
+as a list of names. `pytest --heal` passes `--heal-timeout` on only when it is given. `regrow run`
+takes `allow_blind`, `timeout` and `model` from the configuration unless `--allow-blind`, `--timeout`
+or `--model` is given. A bad configuration ends `regrow heal` with exit 2 before any work.
 """

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import TextIO
 
-from ._display import where
+from ._display import label
 from ._result import RepairResult
 from ._target import Target
 
@@ -20,11 +20,11 @@ def rows(target: Target, result: RepairResult, outcome: str, judged: int,
     screened = f", {result.screened} screened by the engine" if result.screened else ""
     found = [("target", f"{target.module}.{target.qualname} ({target.filename}:{target.lineno})"),
              ("outcome", outcome),
-             ("candidates", f"{max(judged, result.candidates)} judged{screened}"),
+             ("candidates", f"{max(judged, result.candidates + result.screened)} judged{screened}"),
              ("time", f"{result.duration:.2f}s")]
     if result.fix is not None:
         fix = result.fix
-        by = f"{fix.origin}{' ' + fix.operator if fix.operator else ''}{where(target, fix.line)}"
+        by = label(target, fix)
         named = ", ".join(tests[:_MAX_TESTS]) + (f" and {len(tests) - _MAX_TESTS} more" if len(tests) > _MAX_TESTS
                                                  else "")
         found += [("found by", by), ("proved by", named or "the checks")]

@@ -86,10 +86,28 @@ def unwrap(obj: Any, qualname: str | None = None) -> types.FunctionType:
     if found is None:
         raise TargetError(f"{obj!r} is a {type(obj).__name__} with no Python function inside; only functions "
                           "written in Python can be healed")
-    reason = refusal(found)
+    reason = _unwrapped_wrapper(found) or refusal(found)
     if reason:
         raise TargetError(reason)
     return found
+
+
+def _unwrapped_wrapper(func: types.FunctionType) -> str:
+    """What to add when ``func`` is a decorator's wrapper that does not say what it wraps, or ``""``.
+
+    Without ``functools.wraps`` the module's name is bound to the wrapper, named for the decorator's
+    inner ``def``: healing that would rewrite the decorator. The wrapped function is in the wrapper's
+    closure, and ``functools.wraps`` is the one line that lets regrow (and every other tool) reach it."""
+    if "<locals>" not in func.__qualname__:
+        return ""
+    for name, cell in zip(func.__code__.co_freevars, func.__closure__ or (), strict=False):
+        inner = cell.cell_contents if _filled(cell) else None
+        if isinstance(inner, types.FunctionType) and _own_code(inner) and not refusal(inner):
+            decorator = func.__qualname__.split(".<locals>")[0]
+            return (f"{func.__module__}.{inner.__qualname__} is under the decorator {func.__module__}.{decorator}, "
+                    f"whose wrapper `{func.__name__}` does not say what it wraps, so regrow reaches the wrapper, not "
+                    f"the function: add @functools.wraps({name}) above `def {func.__name__}` in {decorator}")
+    return ""
 
 
 def refusal(func: types.FunctionType) -> str:

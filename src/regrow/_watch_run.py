@@ -14,6 +14,7 @@ import runpy
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from ._watch import Watcher, unwatch, watch
 
@@ -23,10 +24,12 @@ def parser() -> argparse.ArgumentParser:
                                 "own code: a function of it that raises is repaired in the background.")
     p.add_argument("-m", dest="module", help="run a module as `python -m` does; its top-level package is watched")
     p.add_argument("--allow-blind", action="store_true",
-                   help="install fixes proven without an oracle too (off: they are logged and not installed)")
+                   help="install fixes proven without an oracle too (default: allow_blind in the configuration, "
+                        "else off: they are logged and not installed)")
     p.add_argument("--drain", type=float, default=30.0,
                    help="seconds to let running repairs finish when the program ends (default 30)")
-    p.add_argument("--timeout", type=float, default=60.0, help="time budget of one repair, in seconds")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="time budget of one repair, in seconds (timeout in the configuration, or 60)")
     p.add_argument("--model", default=None, help="a model to try after the built-in engine (see docs/llm.md)")
     p.add_argument("program", nargs=argparse.REMAINDER, help="the script and its arguments")
     return p
@@ -40,7 +43,10 @@ def run_main(argv: Sequence[str]) -> int:
         parser().print_usage(sys.stderr)
         print("regrow run: give a script or -m module", file=sys.stderr)
         return 2
-    options = {"allow_blind": args.allow_blind, "timeout": args.timeout, "model": args.model}
+    # An option not given is the configuration's ([tool.regrow], REGROW_*), as for watch() itself.
+    options: dict[str, Any] = {"allow_blind": True if args.allow_blind else None, "model": args.model}
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
         if args.module is not None:

@@ -8,7 +8,8 @@ Mark a test with the function it exercises::
 
 Without ``--heal`` the plugin only registers the marker and changes nothing. With it, after the
 run each marked target whose tests failed is repaired by ``regrow heal`` in a separate process (a
-nested pytest would share this run's state), and the diff is shown in the terminal summary.
+nested pytest would share this run's state), and the diff is shown in the terminal summary (a
+``heal`` mark without ``target=`` is then a usage error, naming its tests).
 ``--heal-apply`` also writes the fix back (with a backup); ``--heal-patch DIR`` writes each fix as a
 patch with its provenance record, and each failure that was not fixed as a record (``regrow
 deliver DIR`` turns them into draft pull requests and issues; see docs/delivery.md). ``--heal-model
@@ -77,8 +78,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--heal-model", default=None, metavar="MODEL",
                     help="a model to try after the engine, e.g. openai:gpt-5 (see docs/llm.md); its candidates are "
                          "proven in the default sandbox, as regrow heal --model proves them")
-    group.addoption("--heal-timeout", type=float, default=300.0, metavar="SECONDS",
-                    help="time for each target's repair (default 300)")
+    group.addoption("--heal-timeout", type=float, default=None, metavar="SECONDS",
+                    help="time for each target's repair (default: timeout in [tool.regrow] or REGROW_TIMEOUT, "
+                         "else 300)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -102,6 +104,13 @@ class Healer:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.targets = {item.nodeid: _target_of(item) for item in session.items}
+        unnamed = [item.nodeid for item in session.items
+                   if item.get_closest_marker("heal") is not None and self.targets[item.nodeid] is None]
+        if unnamed:  # a mark that names no function would be ignored: the user meant something
+            more = f" and {len(unnamed) - 3} more" if len(unnamed) > 3 else ""
+            raise pytest.UsageError(
+                f"@pytest.mark.heal needs the function the test exercises, e.g. "
+                f"@pytest.mark.heal(target=\"prices.parse_price\"); it has none on {', '.join(unnamed[:3])}{more}")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # The final reports: the skipping plugin has already turned xfails into skips and xpasses.
@@ -116,9 +125,11 @@ class Healer:
 
     def repair(self, target: str, oracle: Oracle) -> tuple[int, str]:
         config = self.config
-        timeout = float(config.getoption("heal_timeout"))
-        command = [sys.executable, "-m", "regrow", "heal", to_ref(target), "-q", "--timeout", str(timeout),
-                   "--rootdir", str(config.rootpath)]
+        given = config.getoption("heal_timeout")
+        timeout = float(given) if given is not None else _configured_timeout()
+        command = [sys.executable, "-m", "regrow", "heal", to_ref(target), "-q", "--rootdir", str(config.rootpath)]
+        if given is not None:  # else regrow heal's own: the configuration's, or its default
+            command += ["--timeout", str(timeout)]
         for node in oracle.node_ids:
             command += ["--test", node]
         if config.getoption("heal_model"):
@@ -155,6 +166,17 @@ class Healer:
                                         yellow=report.code == UNDELIVERED)
             text = report.text
             terminalreporter.write(text if text.endswith("\n") else text + "\n")
+
+
+def _configured_timeout() -> float:
+    """``regrow heal``'s time for a repair when ``--heal-timeout`` is not given (to bound its process)."""
+    from ._project import TIMEOUT
+    from ._settings import ConfigError, configured
+
+    try:
+        return float(configured().get("timeout", TIMEOUT))
+    except ConfigError:  # regrow heal says so itself, with exit 2
+        return TIMEOUT
 
 
 def forwarded_options(config: pytest.Config) -> list[str]:

@@ -88,8 +88,8 @@ def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         f"against the reference: correct {s['correct']}, wrong {s['wrong']}, unjudged {s['unjudged']} "
         f"of {s['checked']} ({_shown(s['correct_percent'])} correct); "
         f"wrong claims on unfixable tasks: {s['wrong_claims']} (of {s['unfixable_claims']} claims)",
-        f"median {s['median_seconds']}s per task, {s['total_seconds']}s in all; "
-        f"{s['candidates']} candidates at {s['candidates_per_second']}/s; "
+        f"median {_shown(s['median_seconds'], 's')} per task, {s['total_seconds']}s in all; "
+        f"{s['candidates']} candidates at {_shown(s['candidates_per_second'], '/s')}; "
         f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}",
     ]
     wrong = [r for r in results if judgement(r) == "wrong" and r.get("counterexample")]
@@ -169,12 +169,12 @@ tr.unjudged td:nth-child(3) {{ color: #a08a10; }}
 pre {{ background: #f6f6f6; padding: 6px; }} .numbers span {{ margin-right: 2em; }}
 </style></head><body>
 <h1>regrow bench: {html.escape(suite)}</h1>
-<p class="numbers"><span>fixed <b>{s['fixed']}/{s['fixable']}</b> ({s['fixed_percent']}%)</span>
+<p class="numbers"><span>fixed <b>{s['fixed']}/{s['fixable']}</b> ({_shown(s['fixed_percent'])})</span>
 <span>against the reference: correct <b>{s['correct']}</b>, wrong <b>{s['wrong']}</b>,
-unjudged <b>{s['unjudged']}</b> of {s['checked']} ({s['correct_percent']}% correct)</span>
+unjudged <b>{s['unjudged']}</b> of {s['checked']} ({_shown(s['correct_percent'])} correct)</span>
 <span>wrong claims on unfixable tasks <b>{s['wrong_claims']}</b></span>
-<span>median <b>{s['median_seconds']}s</b> per task</span>
-<span><b>{s['candidates_per_second']}</b> candidates/s</span></p>
+<span>median <b>{_shown(s['median_seconds'], 's')}</b> per task</span>
+<span><b>{_shown(s['candidates_per_second'], '')}</b> candidates/s</span></p>
 {chart(results)}
 <table><tr><th>task</th><th>family</th><th>status</th><th>calls judged</th><th>operator</th><th>candidates</th>
 <th>time</th><th>detail</th></tr>
@@ -183,6 +183,7 @@ unjudged <b>{s['unjudged']}</b> of {s['checked']} ({s['correct_percent']}% corre
 """
 
 
-def _shown(value: Any) -> str:
-    """A share as a percentage, or "n/a" when there was nothing to share (never "None%")."""
-    return "n/a" if value is None else f"{value}%"
+def _shown(value: Any, unit: str = "%") -> str:
+    """A share as a percentage (or a figure in ``unit``), or "n/a" when there was nothing to measure (never
+    "None%", "None/s")."""
+    return "n/a" if value is None else f"{value}{unit}"

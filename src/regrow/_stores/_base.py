@@ -160,7 +160,9 @@ class Store:
             session = tx.insert(
                 "INSERT INTO sessions (qualname, fingerprint, ok, reason, candidates, duration, fix, created, host) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (result.target, fingerprint, int(result.ok), result.reason, result.candidates, result.duration,
+                (result.target, fingerprint, int(result.ok), result.reason,
+                 result.candidates + result.screened,  # every candidate judged, the engine's own screening too
+                 result.duration,
                  fix.source if fix else None, now, HOST))
             tx.many("INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [(session, a.candidate.origin, a.candidate.operator, int(a.verdict.ok), a.verdict.check,
