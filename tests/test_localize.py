@@ -122,3 +122,33 @@ def test_the_candidate_limit_comes_from_passing_runs_not_from_one_that_hung():
     assert engine.candidate_timeout(Spectrum([fast, hung, caught])) == pytest.approx(10 * 0.002 * 3)
     # with nothing passing, the failing runs that finished set it
     assert engine.candidate_timeout(Spectrum([caught, hung])) == pytest.approx(10 * 1.0 * 2)
+
+
+def test_a_check_that_traces_itself_is_still_covered_and_sees_its_own_tracer() -> None:
+    # The engine's tracer nests with the check's own (3.10/3.11: both are sys.settrace tracers; 3.12+:
+    # the engine's is sys.monitoring's): neither loses a line, and the check's sys.gettrace() is its own.
+    import sys
+
+    seen: list[int] = []
+
+    def test_express_traced(fn: Callable[..., float]) -> None:
+        def mine(frame: Any, event: str, arg: object) -> Any:
+            if event == "line" and frame.f_code.co_name == "shipping":
+                seen.append(frame.f_lineno)
+            return mine
+
+        previous = sys.gettrace()
+        sys.settrace(mine)
+        try:
+            assert sys.gettrace() is mine
+            value = fn(1, True)
+        finally:
+            sys.settrace(previous)
+        assert seen, "the check's own tracer saw no line"
+        assert value == 10.0
+
+    spectrum = spectrum_of(shipping, [TestCallable(test_express_traced)])
+    bug = line_of(shipping, "cost * 3")
+    (run,) = spectrum.runs
+    assert not run.passed and "assert 15.0 == 10.0" in run.reason  # failed on the value, not on gettrace
+    assert bug in run.lines and line_of(shipping, "if express") in run.lines

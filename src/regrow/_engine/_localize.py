@@ -280,11 +280,48 @@ def _settrace(tracer: _Tracer) -> Iterator[None]:
         return local
 
     previous = sys.gettrace()
-    sys.settrace(global_)
+    try:
+        with _nesting(global_):
+            yield
+    finally:
+        sys.settrace(previous)
+
+
+@contextlib.contextmanager
+def _nesting(ours: Any) -> Iterator[None]:
+    """Trace with ``ours``, and let a check that calls ``sys.settrace`` itself (a test that counts the
+    lines it runs) trace beside it: its tracer is nested with ours, not put in ours' place, and
+    ``sys.gettrace()`` shows it its own."""
+    real_settrace, real_gettrace = sys.settrace, sys.gettrace
+    theirs: list[Any] = [None]
+
+    def both(frame: types.FrameType, event: str, arg: object) -> Any:
+        return _chain(ours(frame, event, arg), theirs[0](frame, event, arg) if theirs[0] is not None else None)
+
+    def settrace(function: Any) -> None:
+        theirs[0] = None if function is ours else function
+        real_settrace(ours if theirs[0] is None else both)
+
+    def gettrace() -> Any:
+        return theirs[0] if theirs[0] is not None else real_gettrace()
+
+    real_settrace(ours)
+    sys.settrace, sys.gettrace = settrace, gettrace
     try:
         yield
     finally:
-        sys.settrace(previous)
+        sys.settrace, sys.gettrace = real_settrace, real_gettrace
+
+
+def _chain(first: Any, second: Any) -> Any:
+    """One local trace function out of two (either may be ``None``: no local tracing from it)."""
+    if first is None or second is None:
+        return first if second is None else second
+
+    def local(frame: types.FrameType, event: str, arg: object) -> Any:
+        return _chain(first(frame, event, arg), second(frame, event, arg))
+
+    return local
 
 
 @contextlib.contextmanager
