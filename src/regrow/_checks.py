@@ -26,6 +26,7 @@ from ._failure import safe_repr
 from ._pytest_runner import Suite, open_suite
 from ._redact import redact_text
 from ._sandbox import TEXT_LIMIT, Outcome, clean
+from ._test_limits import run_test
 
 if typing.TYPE_CHECKING:
     pass
@@ -368,7 +369,7 @@ class PytestTests(BaseCheck):
             if passes_unrun(nodeid):
                 passed += 1
                 continue
-            result = suite.run(nodeid)
+            result = run_test(suite, nodeid)
             if not result.passed:
                 # Run first next time: a candidate that fails usually fails where the last one did.
                 self._order.remove(nodeid)
@@ -389,6 +390,6 @@ class SingleTest(BaseCheck):
         self.suite, self.name = suite, nodeid
 
     def __call__(self, fn: Callable[..., Any]) -> None:
-        result = self.suite.run(self.name)
+        result = run_test(self.suite, self.name)
         if not result.passed:
             raise CheckFailed(result.reason, result.location)

@@ -33,6 +33,8 @@ from ._worker import Worker
 
 _MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memory
 _GRACE = 0.5  # seconds past a check's own limit before the worker is killed
+TEST_FLOOR = 0.25  # seconds: the least time limit of one check while candidates are screened ...
+TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
 
 
 @dataclasses.dataclass
@@ -116,6 +118,18 @@ class Spectrum:
 
     def passing_time(self) -> float:
         return sum(run.duration for run in self.passing)
+
+    def test_limits(self, ceiling: float, floor: float = TEST_FLOOR, factor: float = TEST_FACTOR) -> dict[str, float]:
+        """Each check's own time limit while candidates are screened, at most ``ceiling`` (the candidate's):
+        ``factor`` times its time on the original, at least ``floor``, for a check that passed. One that
+        failed or did not finish tells little of how long it takes once fixed: the longest limit of the
+        passing ones (and its own time's multiple, if longer); without passing checks, ``ceiling``."""
+        own = {run.check: min(ceiling, max(floor, factor * run.duration)) for run in self.passing}
+        others = max(own.values(), default=ceiling)
+        for run in self.failing:
+            mine = 0.0 if run.timed_out else factor * run.duration
+            own[run.check] = min(ceiling, max(floor, others, mine))
+        return own
 
 
 def suspicion(spectrum: Spectrum | None, failing_line: int | None) -> Callable[[int], float]:

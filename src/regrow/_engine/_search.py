@@ -179,6 +179,7 @@ class Engine:
         the neighbourhood of the first plausible one is explored, or there are no more."""
         stats = plan.stats
         stats.candidate_timeout = timeout = self.candidate_timeout(plan.spectrum)
+        plan.limits = plan.spectrum.test_limits(timeout) if plan.spectrum is not None else {}  # before the forks
         started = time.monotonic()
         reserve = min(2.0, max(0.0, request.deadline - started) / 10)  # left for ranking and the session's proof
         deadline = request.deadline - reserve
