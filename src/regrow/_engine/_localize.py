@@ -179,8 +179,8 @@ def record(checks: Sequence[Check], worker: Worker, timeout: float = 1.0, deadli
 def trace_job(target: Target, checks: Sequence[Check], limit: float) -> Callable[[int], dict[str, Any]]:
     """The ``"trace"`` job for a worker: :func:`trace` of the check at an index, as plain data.
 
-    It runs only the original and the user's own checks, and needs ``sys.settrace`` (which the
-    worker's audit hook refuses): give the worker ``trusted={"trace"}``.
+    It runs only the original and the user's own checks: give the worker ``trusted={"trace"}`` (a
+    child of its own, without the filter and the audit hook).
     """
     return lambda index: trace(target, checks[index], limit).to_plain()
 

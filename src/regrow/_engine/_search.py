@@ -108,8 +108,8 @@ class Engine:
     def _worker(self, request: Request, plans: list[Plan] | None = None) -> Worker:
         """A worker forked with the tests collected, ready to trace, judge and compare.
 
-        Tracing runs only the original under the user's own checks; it needs ``sys.settrace``, which
-        the worker's audit hook refuses, so it is the one trusted job (see :class:`Worker`). Judging
+        Tracing runs only the original under the user's own checks, so it is the one trusted job (a child
+        without the filter and the audit hook, see :class:`Worker`). Judging
         makes each candidate from the last of ``plans`` (put there before the first judging child forks).
         """
         target, checks = request.target, list(request.checks)
