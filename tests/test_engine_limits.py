@@ -34,7 +34,8 @@ def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longes
     assert limits == {"quick": 0.25, "slow": 1.0, "fails": 1.0, "fails-slowly": 2.0, "hangs": 1.0}
     assert Spectrum([run("hangs", False, 1.0, timed_out=True)]).test_limits(ceiling=3.0) == {"hangs": 3.0}
     assert Spectrum([run("quick", True, 0.0)]).test_limits(ceiling=0.1) == {"quick": 0.1}  # never past the ceiling
-    assert TEST_FLOOR == 0.25
+    assert Spectrum([run("x", True, 0.1), run("y", True, 0.0)]).test_limits(ceiling=5.0) == {"x": 0.5, "y": TEST_FLOOR}
+    assert TEST_FLOOR == 0.25  # the defaults docs/engine.md gives: 5x a test's own time, at least 0.25 s
 
 
 @pytest.fixture

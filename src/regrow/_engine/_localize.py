@@ -33,6 +33,8 @@ from ._worker import Worker
 
 _MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memory
 _GRACE = 0.5  # seconds past a check's own limit before the worker is killed
+_HOT_HITS = 64  # runs of a line that make it part of the loop a check that did not finish was caught in
+_HOT_BONUS = 0.25  # added to such a line's suspicion (Ochiai is at most 1)
 TEST_FLOOR = 0.25  # seconds: the least time limit of one check while candidates are screened ...
 TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
 
@@ -49,12 +51,13 @@ class Run:
     timed_out: bool = False
     failing_line: int | None = None  # file line in the target where it raised, if it did
     reason: str = ""  # why it failed
+    hot: frozenset[int] = frozenset()  # of a run that did not finish: the lines it kept running (its loop)
 
     def to_plain(self) -> dict[str, Any]:
         """This run as plain data, to cross from a worker to the host."""
         return {"check": self.check, "passed": self.passed, "lines": sorted(self.lines), "duration": self.duration,
                 "calls": [call.to_plain() for call in self.calls], "timed_out": self.timed_out,
-                "failing_line": self.failing_line, "reason": self.reason}
+                "failing_line": self.failing_line, "reason": self.reason, "hot": sorted(self.hot)}
 
     @classmethod
     def from_plain(cls, data: Any) -> Run:
@@ -62,8 +65,9 @@ class Run:
         if type(data) is not dict or set(data) != _RUN_FIELDS:
             raise ValueError("a run must be an object with the fields " + ", ".join(sorted(_RUN_FIELDS)))
         lines, calls, duration, line = data["lines"], data["calls"], data["duration"], data["failing_line"]
-        if type(lines) is not list or not all(type(item) is int for item in lines):
-            raise ValueError("a run's lines must be a list of int")
+        for name in ("lines", "hot"):
+            if type(data[name]) is not list or not all(type(item) is int for item in data[name]):
+                raise ValueError(f"a run's {name} must be a list of int")
         if type(calls) is not list:
             raise ValueError("a run's calls must be a list")
         if type(duration) not in (int, float) or not (line is None or type(line) is int):
@@ -73,10 +77,12 @@ class Run:
         if type(data["passed"]) is not bool or type(data["timed_out"]) is not bool:
             raise ValueError("a run's passed and timed_out must be booleans")
         return cls(data["check"], data["passed"], frozenset(lines), float(duration),
-                   [SealedCall.from_plain(call) for call in calls], data["timed_out"], line, data["reason"])
+                   [SealedCall.from_plain(call) for call in calls], data["timed_out"], line, data["reason"],
+                   frozenset(data["hot"]))
 
 
-_RUN_FIELDS = frozenset({"check", "passed", "lines", "duration", "calls", "timed_out", "failing_line", "reason"})
+_RUN_FIELDS = frozenset({"check", "passed", "lines", "duration", "calls", "timed_out", "failing_line", "reason",
+                         "hot"})
 
 
 @dataclasses.dataclass
@@ -135,10 +141,12 @@ class Spectrum:
 def suspicion(spectrum: Spectrum | None, failing_line: int | None) -> Callable[[int], float]:
     """A score per file line, higher first: Ochiai, then nearness to the failing line as a tie-break."""
     scores = spectrum.ochiai() if spectrum is not None else {}
+    # The lines a check that did not finish kept running: its loop, where an edit can end it.
+    hot = {line for run in spectrum.runs if run.timed_out for line in run.hot} if spectrum is not None else set()
 
     def score(line: int) -> float:
         near = 1.0 / (1 + abs(line - failing_line)) if failing_line is not None else 0.0
-        return scores.get(line, 0.0) + 1e-3 * near
+        return scores.get(line, 0.0) + _HOT_BONUS * (line in hot) + 1e-3 * near
 
     return score
 
@@ -189,7 +197,7 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     """Run ``check`` on the original function under coverage, for ``limit`` seconds."""
     live = target.func
     saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
-    tracer = _Tracer(target.original_code)
+    tracer = _Tracer(target.original_code, count=_HOT_HITS)
     failure: BaseException | None = None
     timed_out = False
     started = time.perf_counter()
@@ -209,8 +217,9 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     timed_out = timed_out or (failure is not None and duration >= limit)
     reason = f"{check.name} did not finish in {limit:g}s" if timed_out else _reason(failure)
     failing_line = _line_in(target, failure) if failure is not None else None
+    hot = frozenset(line for line, hits in tracer.hits.items() if hits >= _HOT_HITS) if timed_out else frozenset()
     return Run(check.name, failure is None and not timed_out, frozenset(tracer.lines), duration,
-               seal_all(tracer.calls), timed_out, failing_line, reason)
+               seal_all(tracer.calls), timed_out, failing_line, reason, hot)
 
 
 def _reason(failure: BaseException | None) -> str:
