@@ -239,6 +239,30 @@ def test_a_wrong_claim_on_an_unfixable_task_is_counted() -> None:
     assert {k: summarise(old)[k] for k in ("wrong_claims", "correct")} == {"wrong_claims": 1, "correct": 1}
 
 
+def test_each_task_reports_its_candidates_per_second(run: tuple[dict[str, Any], str, Path]) -> None:
+    data, printed, _ = run
+    engine = task(data, "with_tax")["engine"]
+    speed = task(data, "with_tax")["candidates_per_second"]
+    assert speed is not None and speed > 0 and speed == engine["per_second"]
+    assert task(data, "broken_syntax").get("candidates_per_second") is None  # no search: no speed
+    assert data["summary"]["median_candidates_per_second"] is not None and "median per task" in printed
+
+
+def test_the_summary_has_the_median_speed_per_task_and_the_tasks_at_the_time_budget() -> None:
+    def engine(evaluated: int, seconds: float, stopped: str = "search space exhausted") -> dict[str, Any]:
+        return {"evaluated": evaluated, "search_seconds": seconds, "stopped": stopped}
+
+    results = [{"name": "a", "status": "correct", "engine": engine(100, 1.0)},
+               {"name": "b", "status": "not-fixed", "engine": engine(10, 10.0, "time budget spent after 10")},
+               {"name": "c", "status": "not-fixed", "engine": engine(30, 1.0)},
+               {"name": "d", "status": "timeout"}, {"name": "e", "status": "bad-target"}]
+    summary = summarise(results)
+    # per task 100/s, 1/s, 30/s: the median is 30, where the pooled figure (140 in 12 s) is 11.7
+    assert summary["median_candidates_per_second"] == 30.0 and summary["candidates_per_second"] == 11.7
+    assert summary["at_time_budget"] == 2  # b's search stopped at the budget; d timed out
+    assert summarise([])["median_candidates_per_second"] is None
+
+
 def test_an_unjudged_fix_is_not_counted_correct() -> None:
     results = [{"name": "a", "status": "correct", "fixable": True, "correct": True, "time": 1.0},
                {"name": "b", "status": "unjudged", "fixable": True, "correct": None, "time": 1.0}]

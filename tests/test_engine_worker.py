@@ -119,7 +119,7 @@ def test_an_oversized_or_garbled_reply_is_refused_as_the_fork_sandbox_refuses_it
 def test_trace_results_cross_as_plain_data_and_a_trusted_job_gets_an_unguarded_child() -> None:
     target = Target.of(double)
     checks = double_checks()
-    jobs = {"trace": trace_job(target, checks, 1.0), "settrace": lambda: sys.settrace(None)}
+    jobs = {"trace": trace_job(target, checks, 1.0), "settrace": _candidate_calling("sys.settrace(None)")}
     with Worker(jobs, trusted={"trace"}) as worker:
         first = record(checks, worker)
         assert [run.passed for run in first.runs] == [False, False]
@@ -131,6 +131,46 @@ def test_trace_results_cross_as_plain_data_and_a_trusted_job_gets_an_unguarded_c
         again = record(checks, worker)  # needs sys.settrace: a fresh, unguarded child
         assert again.runs[0].lines == first.runs[0].lines and again.runs[0].lines
         assert worker.forks == 3
+
+
+def _candidate_calling(statement: str) -> Callable[[], None]:
+    """A function compiled as the engine compiles a candidate (under a ``<regrow ...>`` filename)."""
+    namespace: dict[str, Any] = {"sys": sys}
+    exec(compile(f"def candidate():\n    {statement}\n", "<regrow tests.double #1>", "exec"), namespace)
+    return namespace["candidate"]  # type: ignore[no-any-return]
+
+
+def _tests_tracing() -> int:
+    """What a test that counts the lines it runs does: trace, call, restore."""
+    seen: list[int] = []
+
+    def tracer(frame: Any, event: str, arg: object) -> Any:
+        if event == "line" and frame.f_code is double.__code__:
+            seen.append(frame.f_lineno)
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        double(2)
+    finally:
+        sys.settrace(previous)
+    profiled: list[str] = []
+    sys.setprofile(lambda frame, event, arg: profiled.append(event))
+    sys.setprofile(None)
+    return len(seen)
+
+
+@fork_only
+def test_the_tests_may_trace_and_profile_in_a_guarded_child_but_a_candidate_may_not() -> None:
+    jobs = {"tests": _tests_tracing, "settrace": _candidate_calling("sys.settrace(lambda *args: None)"),
+            "setprofile": _candidate_calling("sys.setprofile(None)")}
+    with Worker(jobs) as worker:
+        assert worker.call("tests", timeout=10) == ("ok", 1)  # the line of double, seen by the test's own tracer
+        for job in ("settrace", "setprofile"):
+            status, reason = worker.call(job, timeout=10)
+            assert status == "refused" and f"sys.{job} (from the candidate's own code)" in reason
+        assert worker.call("tests", timeout=10) == ("ok", 1)
 
 
 def test_runs_are_checked_when_they_come_back() -> None:

@@ -122,3 +122,63 @@ def test_the_candidate_limit_comes_from_passing_runs_not_from_one_that_hung():
     assert engine.candidate_timeout(Spectrum([fast, hung, caught])) == pytest.approx(10 * 0.002 * 3)
     # with nothing passing, the failing runs that finished set it
     assert engine.candidate_timeout(Spectrum([caught, hung])) == pytest.approx(10 * 1.0 * 2)
+
+
+def test_a_check_that_traces_itself_is_still_covered_and_sees_its_own_tracer() -> None:
+    # The engine's tracer nests with the check's own (3.10/3.11: both are sys.settrace tracers; 3.12+:
+    # the engine's is sys.monitoring's): neither loses a line, and the check's sys.gettrace() is its own.
+    import sys
+
+    seen: list[int] = []
+
+    def test_express_traced(fn: Callable[..., float]) -> None:
+        def mine(frame: Any, event: str, arg: object) -> Any:
+            if event == "line" and frame.f_code.co_name == "shipping":
+                seen.append(frame.f_lineno)
+            return mine
+
+        previous = sys.gettrace()
+        sys.settrace(mine)
+        try:
+            assert sys.gettrace() is mine
+            value = fn(1, True)
+        finally:
+            sys.settrace(previous)
+        assert seen, "the check's own tracer saw no line"
+        assert value == 10.0
+
+    spectrum = spectrum_of(shipping, [TestCallable(test_express_traced)])
+    bug = line_of(shipping, "cost * 3")
+    (run,) = spectrum.runs
+    assert not run.passed and "assert 15.0 == 10.0" in run.reason  # failed on the value, not on gettrace
+    assert bug in run.lines and line_of(shipping, "if express") in run.lines
+
+
+def countdown(n: int, step: int) -> int:
+    total = 0
+    while n != 0:  # the bug: `n > 0`; a step that does not divide n never ends
+        n -= step
+        total += 1
+    return total
+
+
+def test_the_lines_a_hanging_check_keeps_running_rank_above_the_rest_it_ran() -> None:
+    def test_even(fn: Callable[[int, int], int]) -> None:
+        assert fn(4, 2) == 2
+
+    def test_one(fn: Callable[[int, int], int]) -> None:
+        assert fn(3, 1) == 3
+
+    def test_odd(fn: Callable[[int, int], int]) -> None:
+        assert fn(3, 2) == 2
+
+    spectrum = spectrum_of(countdown, [TestCallable(test_even), TestCallable(test_one), TestCallable(test_odd)],
+                           timeout=0.3)
+    hanging = spectrum.runs[2]
+    assert hanging.timed_out and Run.from_plain(hanging.to_plain()) == hanging
+    start, loop = line_of(countdown, "total = 0"), line_of(countdown, "while n != 0")
+    body = line_of(countdown, "n -= step")
+    assert {loop, body} <= hanging.hot and start not in hanging.hot
+    score = suspicion(spectrum, spectrum.failing_line())
+    # every check ran every one of these lines: Ochiai ties them; the loop the hanging check is caught in wins
+    assert score(loop) > score(start) and score(body) > score(start)

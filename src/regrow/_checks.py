@@ -24,9 +24,7 @@ from ._errors import CheckError
 from ._failure import safe_repr
 from ._pytest_runner import Suite, open_suite
 from ._redact import redact_text
-
-if typing.TYPE_CHECKING:
-    pass
+from ._test_limits import run_test
 
 
 class CheckFailed(Exception):
@@ -331,7 +329,7 @@ class PytestTests(BaseCheck):
             if passes_unrun(nodeid):
                 passed += 1
                 continue
-            result = suite.run(nodeid)
+            result = run_test(suite, nodeid)
             if not result.passed:
                 # Run first next time: a candidate that fails usually fails where the last one did.
                 self._order.remove(nodeid)
@@ -352,6 +350,6 @@ class SingleTest(BaseCheck):
         self.suite, self.name = suite, nodeid
 
     def __call__(self, fn: Callable[..., Any]) -> None:
-        result = self.suite.run(self.name)
+        result = run_test(self.suite, self.name)
         if not result.passed:
             raise CheckFailed(result.reason, result.location)

@@ -7,6 +7,7 @@ While it runs, the thread is marked as evaluating, so a failure of candidate cod
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import traceback
@@ -18,6 +19,7 @@ from typing import Any
 from ._checks import Check, CheckFailed, passes_unrun
 from ._redact import redact_text
 from ._sandbox import SandboxTimeout
+from ._test_limits import TestOverrun, limited
 from ._transcript import MAX_TRANSCRIPT, Recorder
 
 if typing.TYPE_CHECKING:
@@ -81,10 +83,10 @@ def evaluate(target: Target, source: str, checks: Sequence[Check],
                 if recorder is not None:
                     transcript.append([check.name, recorder.calls])
                 try:
-                    check(recorder or subject)
+                    limited(check.name, functools.partial(check, recorder or subject))  # its own limit, if any
                 except SandboxTimeout:
                     raise
-                except CheckFailed as exc:
+                except (CheckFailed, TestOverrun) as exc:
                     return verdict(False, check.name, str(exc), passed)
                 except BaseException as exc:  # the candidate raised: SystemExit and KeyboardInterrupt included
                     return verdict(False, check.name, reason_of(exc), passed)

@@ -32,6 +32,23 @@ def judgement(r: dict[str, Any]) -> str | None:
     return None
 
 
+def candidates_per_second(r: dict[str, Any]) -> float | None:
+    """How many candidates the engine judged per second of its search on one task (``None`` without a search)."""
+    if r.get("candidates_per_second") is not None:
+        return float(r["candidates_per_second"])
+    engine = r.get("engine") or {}
+    evaluated, seconds = engine.get("evaluated"), engine.get("search_seconds")
+    if not evaluated or not seconds:
+        return None
+    return round(float(evaluated) / float(seconds), 1)
+
+
+def at_time_budget(r: dict[str, Any]) -> bool:
+    """Whether the task ended at its time budget: the engine's search stopped there, or the task timed out."""
+    return r.get("status") == "timeout" or str((r.get("engine") or {}).get("stopped", "")).startswith(
+        "time budget spent")
+
+
 def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     """The headline numbers: fix rate on fixable tasks, correctness of fixes, wrong claims, speed."""
     # Unmarked tasks count as fixable only where a repair was tried: bad input is not a miss.
@@ -46,6 +63,7 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     evaluated = sum(e["evaluated"] for e in engine)
     seconds = sum(e["search_seconds"] for e in engine)
     times = [r["time"] for r in results if "time" in r]
+    speeds = [speed for speed in map(candidates_per_second, results) if speed is not None]
     return {
         "tasks": len(results),
         "statuses": dict(Counter(r["status"] for r in results)),
@@ -65,6 +83,9 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "total_seconds": round(sum(times), 3),
         "candidates": evaluated,
         "candidates_per_second": round(evaluated / seconds, 1) if seconds else None,
+        # per task: a few slow tasks do not hide how fast the engine is on most of them
+        "median_candidates_per_second": round(statistics.median(speeds), 1) if speeds else None,
+        "at_time_budget": sum(map(at_time_budget, results)),
     }
 
 
@@ -74,10 +95,12 @@ def _percent(part: int, whole: int) -> float | None:
 
 def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
     """A plain-text table, one task a line, and the summary beneath."""
-    rows = [("task", "family", "status", "calls", "operator", "cands", "time")]
+    rows = [("task", "family", "status", "calls", "operator", "cands", "cands/s", "time")]
     for r in results:
+        speed = candidates_per_second(r)
         rows.append((r["name"], r.get("family") or "", r["status"], str(r.get("judged_calls", "")),
-                     r.get("operator") or "", str(r.get("candidates", "")), f"{r.get('time', 0):.2f}s"))
+                     r.get("operator") or "", str(r.get("candidates", "")), "" if speed is None else f"{speed:g}",
+                     f"{r.get('time', 0):.2f}s"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
@@ -89,7 +112,9 @@ def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         f"of {s['checked']} ({_shown(s['correct_percent'])} correct); "
         f"wrong claims on unfixable tasks: {s['wrong_claims']} (of {s['unfixable_claims']} claims)",
         f"median {_shown(s['median_seconds'], 's')} per task, {s['total_seconds']}s in all; "
-        f"{s['candidates']} candidates at {_shown(s['candidates_per_second'], '/s')}; "
+        f"{s['candidates']} candidates at {_shown(s['candidates_per_second'], '/s')} "
+        f"(median per task {_shown(s['median_candidates_per_second'], '/s')}; "
+        f"{s['at_time_budget']} tasks at the time budget); "
         f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}",
     ]
     wrong = [r for r in results if judgement(r) == "wrong" and r.get("counterexample")]

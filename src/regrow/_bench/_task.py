@@ -140,7 +140,8 @@ def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: l
     outcome = run_repair(RepairRequest(target, failure, (tests,), options, oracle=True, install=False))
     stats = next((p.last_stats.as_dict() for p in proposers if isinstance(p, Engine)), {})
     result: dict[str, Any] = {"engine": stats, "candidates": stats.get("evaluated", 0) or outcome.candidates,
-                              "session_candidates": outcome.candidates}
+                              "session_candidates": outcome.candidates,
+                              "candidates_per_second": stats.get("per_second") if stats.get("evaluated") else None}
     if not outcome.ok or outcome.fix is None:
         return {**result, "status": "not-fixed", "reason": outcome.reason}
     fix = outcome.fix

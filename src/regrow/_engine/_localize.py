@@ -33,6 +33,10 @@ from ._worker import Worker
 
 _MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memory
 _GRACE = 0.5  # seconds past a check's own limit before the worker is killed
+_HOT_HITS = 64  # runs of a line that make it part of the loop a check that did not finish was caught in
+_HOT_BONUS = 0.25  # added to such a line's suspicion (Ochiai is at most 1)
+TEST_FLOOR = 0.25  # seconds: the least time limit of one check while candidates are screened ...
+TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
 
 
 @dataclasses.dataclass
@@ -47,12 +51,13 @@ class Run:
     timed_out: bool = False
     failing_line: int | None = None  # file line in the target where it raised, if it did
     reason: str = ""  # why it failed
+    hot: frozenset[int] = frozenset()  # of a run that did not finish: the lines it kept running (its loop)
 
     def to_plain(self) -> dict[str, Any]:
         """This run as plain data, to cross from a worker to the host."""
         return {"check": self.check, "passed": self.passed, "lines": sorted(self.lines), "duration": self.duration,
                 "calls": [call.to_plain() for call in self.calls], "timed_out": self.timed_out,
-                "failing_line": self.failing_line, "reason": self.reason}
+                "failing_line": self.failing_line, "reason": self.reason, "hot": sorted(self.hot)}
 
     @classmethod
     def from_plain(cls, data: Any) -> Run:
@@ -60,8 +65,9 @@ class Run:
         if type(data) is not dict or set(data) != _RUN_FIELDS:
             raise ValueError("a run must be an object with the fields " + ", ".join(sorted(_RUN_FIELDS)))
         lines, calls, duration, line = data["lines"], data["calls"], data["duration"], data["failing_line"]
-        if type(lines) is not list or not all(type(item) is int for item in lines):
-            raise ValueError("a run's lines must be a list of int")
+        for name in ("lines", "hot"):
+            if type(data[name]) is not list or not all(type(item) is int for item in data[name]):
+                raise ValueError(f"a run's {name} must be a list of int")
         if type(calls) is not list:
             raise ValueError("a run's calls must be a list")
         if type(duration) not in (int, float) or not (line is None or type(line) is int):
@@ -71,10 +77,12 @@ class Run:
         if type(data["passed"]) is not bool or type(data["timed_out"]) is not bool:
             raise ValueError("a run's passed and timed_out must be booleans")
         return cls(data["check"], data["passed"], frozenset(lines), float(duration),
-                   [SealedCall.from_plain(call) for call in calls], data["timed_out"], line, data["reason"])
+                   [SealedCall.from_plain(call) for call in calls], data["timed_out"], line, data["reason"],
+                   frozenset(data["hot"]))
 
 
-_RUN_FIELDS = frozenset({"check", "passed", "lines", "duration", "calls", "timed_out", "failing_line", "reason"})
+_RUN_FIELDS = frozenset({"check", "passed", "lines", "duration", "calls", "timed_out", "failing_line", "reason",
+                         "hot"})
 
 
 @dataclasses.dataclass
@@ -117,14 +125,28 @@ class Spectrum:
     def passing_time(self) -> float:
         return sum(run.duration for run in self.passing)
 
+    def test_limits(self, ceiling: float, floor: float = TEST_FLOOR, factor: float = TEST_FACTOR) -> dict[str, float]:
+        """Each check's own time limit while candidates are screened, at most ``ceiling`` (the candidate's):
+        ``factor`` times its time on the original, at least ``floor``, for a check that passed. One that
+        failed or did not finish tells little of how long it takes once fixed: the longest limit of the
+        passing ones (and its own time's multiple, if longer); without passing checks, ``ceiling``."""
+        own = {run.check: min(ceiling, max(floor, factor * run.duration)) for run in self.passing}
+        others = max(own.values(), default=ceiling)
+        for run in self.failing:
+            mine = 0.0 if run.timed_out else factor * run.duration
+            own[run.check] = min(ceiling, max(floor, others, mine))
+        return own
+
 
 def suspicion(spectrum: Spectrum | None, failing_line: int | None) -> Callable[[int], float]:
     """A score per file line, higher first: Ochiai, then nearness to the failing line as a tie-break."""
     scores = spectrum.ochiai() if spectrum is not None else {}
+    # The lines a check that did not finish kept running: its loop, where an edit can end it.
+    hot = {line for run in spectrum.runs if run.timed_out for line in run.hot} if spectrum is not None else set()
 
     def score(line: int) -> float:
         near = 1.0 / (1 + abs(line - failing_line)) if failing_line is not None else 0.0
-        return scores.get(line, 0.0) + 1e-3 * near
+        return scores.get(line, 0.0) + _HOT_BONUS * (line in hot) + 1e-3 * near
 
     return score
 
@@ -165,8 +187,8 @@ def record(checks: Sequence[Check], worker: Worker, timeout: float = 1.0, deadli
 def trace_job(target: Target, checks: Sequence[Check], limit: float) -> Callable[[int], dict[str, Any]]:
     """The ``"trace"`` job for a worker: :func:`trace` of the check at an index, as plain data.
 
-    It runs only the original and the user's own checks, and needs ``sys.settrace`` (which the
-    worker's audit hook refuses): give the worker ``trusted={"trace"}``.
+    It runs only the original and the user's own checks: give the worker ``trusted={"trace"}`` (a
+    child of its own, without the filter and the audit hook).
     """
     return lambda index: trace(target, checks[index], limit).to_plain()
 
@@ -175,7 +197,7 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     """Run ``check`` on the original function under coverage, for ``limit`` seconds."""
     live = target.func
     saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
-    tracer = _Tracer(target.original_code)
+    tracer = _Tracer(target.original_code, count=_HOT_HITS)
     failure: BaseException | None = None
     timed_out = False
     started = time.perf_counter()
@@ -195,8 +217,9 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     timed_out = timed_out or (failure is not None and duration >= limit)
     reason = f"{check.name} did not finish in {limit:g}s" if timed_out else _reason(failure)
     failing_line = _line_in(target, failure) if failure is not None else None
+    hot = frozenset(line for line, hits in tracer.hits.items() if hits >= _HOT_HITS) if timed_out else frozenset()
     return Run(check.name, failure is None and not timed_out, frozenset(tracer.lines), duration,
-               seal_all(tracer.calls), timed_out, failing_line, reason)
+               seal_all(tracer.calls), timed_out, failing_line, reason, hot)
 
 
 def _reason(failure: BaseException | None) -> str:
@@ -280,11 +303,48 @@ def _settrace(tracer: _Tracer) -> Iterator[None]:
         return local
 
     previous = sys.gettrace()
-    sys.settrace(global_)
+    try:
+        with _nesting(global_):
+            yield
+    finally:
+        sys.settrace(previous)
+
+
+@contextlib.contextmanager
+def _nesting(ours: Any) -> Iterator[None]:
+    """Trace with ``ours``, and let a check that calls ``sys.settrace`` itself (a test that counts the
+    lines it runs) trace beside it: its tracer is nested with ours, not put in ours' place, and
+    ``sys.gettrace()`` shows it its own."""
+    real_settrace, real_gettrace = sys.settrace, sys.gettrace
+    theirs: list[Any] = [None]
+
+    def both(frame: types.FrameType, event: str, arg: object) -> Any:
+        return _chain(ours(frame, event, arg), theirs[0](frame, event, arg) if theirs[0] is not None else None)
+
+    def settrace(function: Any) -> None:
+        theirs[0] = None if function is ours else function
+        real_settrace(ours if theirs[0] is None else both)
+
+    def gettrace() -> Any:
+        return theirs[0] if theirs[0] is not None else real_gettrace()
+
+    real_settrace(ours)
+    sys.settrace, sys.gettrace = settrace, gettrace
     try:
         yield
     finally:
-        sys.settrace(previous)
+        sys.settrace, sys.gettrace = real_settrace, real_gettrace
+
+
+def _chain(first: Any, second: Any) -> Any:
+    """One local trace function out of two (either may be ``None``: no local tracing from it)."""
+    if first is None or second is None:
+        return first if second is None else second
+
+    def local(frame: types.FrameType, event: str, arg: object) -> Any:
+        return _chain(first(frame, event, arg), second(frame, event, arg))
+
+    return local
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ from .._candidate import Candidate
 from .._checks import Check, known_to_pass
 from .._evaluate import evaluate
 from .._target import Target
+from .._test_limits import per_test_limits
 from ._edits import EditSizes, Insert, Operator, Replacement
 from ._localize import Spectrum
 from ._pairs import Coupled, pairs
@@ -88,6 +89,7 @@ class Plan:
     spectrum: Spectrum | None
     stats: Stats
     reuse: bool = False  # judge a candidate only on the checks that reach what it changes (see unreached)
+    limits: dict[str, float] = dataclasses.field(default_factory=dict)  # each check's own time limit (seconds)
 
     def __post_init__(self) -> None:
         for index, edit in enumerate(self.edits):
@@ -233,8 +235,10 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
     def one(number: int | None, source: str | None, round: int | None, limit: float, text: bool) -> dict[str, Any]:
         made: Made | None = Made(source or "", "", 0)
         unrun: frozenset[str] = frozenset()
+        limits: dict[str, float] = {}
         if number is not None:
             plan = plans[-1]
+            limits = plan.limits
             edit = plan.edit(number)
             made = plan.make(edit)
             if made is None:
@@ -248,7 +252,7 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
                 seen.add(made.key)
             unrun = plan.unreached(edit)
         assert made is not None
-        with known_to_pass(unrun):
+        with known_to_pass(unrun), per_test_limits(limits, time_limit):
             verdict = judge_source(target, made.text, checks, limit, made.compiled)
         return {"made": True, "key": made.key, "size": made.size, "seen": False, **verdict,
                 "text": made.text if text or verdict["ok"] else ""}

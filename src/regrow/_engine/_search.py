@@ -108,8 +108,8 @@ class Engine(BaseProposer):
     def _worker(self, request: Request, plans: list[Plan] | None = None) -> Worker:
         """A worker forked with the tests collected, ready to trace, judge and compare.
 
-        Tracing runs only the original under the user's own checks; it needs ``sys.settrace``, which
-        the worker's audit hook refuses, so it is the one trusted job (see :class:`Worker`). Judging
+        Tracing runs only the original under the user's own checks, so it is the one trusted job (a child
+        without the filter and the audit hook, see :class:`Worker`). Judging
         makes each candidate from the last of ``plans`` (put there before the first judging child forks).
         """
         target, checks = request.target, list(request.checks)
@@ -179,6 +179,7 @@ class Engine(BaseProposer):
         the neighbourhood of the first plausible one is explored, or there are no more."""
         stats = plan.stats
         stats.candidate_timeout = timeout = self.candidate_timeout(plan.spectrum)
+        plan.limits = plan.spectrum.test_limits(timeout) if plan.spectrum is not None else {}  # before the forks
         started = time.monotonic()
         reserve = min(2.0, max(0.0, request.deadline - started) / 10)  # left for ranking and the session's proof
         deadline = request.deadline - reserve

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
@@ -25,7 +26,10 @@ class Overrun(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the code inside with :class:`Overrun` after ``seconds`` (main thread of a worker only)."""
+    """Interrupt the code inside with :class:`Overrun` after ``seconds`` (main thread of a worker only).
+
+    Limits nest: inside another one (a test's own limit inside its candidate's), the inner strikes at
+    whichever comes first, and the outer goes on counting from where it was."""
     if not _in_child:
         yield
         return
@@ -33,13 +37,17 @@ def time_limit(seconds: float) -> Iterator[None]:
     def overrun(signum: int, frame: object) -> None:
         raise Overrun
 
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)  # seconds left of an enclosing limit (0: none)
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, overrun)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer > 0 else seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer > 0:  # spent already: it strikes at once
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-4))
 
 
 def serve(jobs: Mapping[str, Callable[..., Any]], setup: Callable[[], None],

@@ -20,7 +20,7 @@ Candidate code runs in the child, so nothing it sends is trusted: requests and r
 plain data, never unpickled; the caller's ``read`` checks a reply's shape. A reply that is malformed,
 oversized or not for the job running is ``refused``, as in the fork sandbox; one that ``read``
 rejects, ``crashed``; either kills the child. Trusted jobs run only the user's own code (tracing the
-original needs ``sys.settrace``) in a child of their own without the filter and the hook. Without
+original) in a child of their own without the filter and the hook. Without
 ``fork`` the jobs run in this process under the in-process sandbox (time limit only).
 """
 

@@ -38,10 +38,16 @@ _NETWORK_EVENTS = frozenset(
 _TAMPER_EVENTS = frozenset(
     {
         "sys.addaudithook", "resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers",
-        "gc.get_referents", "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
-        "os.chdir", "os.symlink", "os.link", "os.killpg", "signal.pidfd_send_signal",
+        "gc.get_referents", "sys._current_frames", "os.chdir", "os.symlink", "os.link", "os.killpg",
+        "signal.pidfd_send_signal",
     }
 )  # fmt: skip
+# Tracing and profiling: refused to a candidate's own code, allowed to the tests and the code under test (a
+# test that counts the lines it runs, coverage); the audit hooks themselves are never traced (CPython runs
+# them with tracing off).
+_TRACE_EVENTS = frozenset({"sys.settrace", "sys.setprofile", "sys.monitoring.register_callback"})
+_CANDIDATE_FILE = "<regrow "  # the filename every candidate is compiled under ...
+_REGROW_WRAPPER_FILE = "<regrow wrapper of "  # ... and regrow's own wrappers (not a candidate's)
 _PATH_EVENTS = frozenset({"os.remove", "os.rmdir", "os.mkdir", "os.truncate", "shutil.rmtree", "os.mkfifo", "os.mknod"})
 # Refused everywhere, scratch included: the seccomp filter cannot tell paths apart, so it refuses them all.
 _METADATA_EVENTS = frozenset({"os.chmod", "os.chown", "os.chflags", "os.lchflags", "os.setxattr", "os.removexattr"})
@@ -113,6 +119,7 @@ def guard_at_fork() -> None:
 _OTHER_EVENTS = {"open", "os.rename", "os.kill", "os.utime", "socket.__new__", "fcntl.ioctl", "import"}
 _OTHER_EVENTS |= {_SUBINTERPRETER_EVENT, _AT_FORK_EVENT}
 _WATCHED = _PROCESS_EVENTS | _NETWORK_EVENTS | _TAMPER_EVENTS | _PATH_EVENTS | _METADATA_EVENTS | _OTHER_EVENTS
+_WATCHED |= _TRACE_EVENTS
 # where an event's dir_fd argument sits (shutil.rmtree removes by dir_fd and name)
 _DIR_FD_AT = {"os.remove": 1, "os.rmdir": 1, "shutil.rmtree": 1, "os.mkdir": 2}
 
@@ -158,6 +165,8 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
         _PROCESS_EVENTS, _NETWORK_EVENTS, _TAMPER_EVENTS, _PATH_EVENTS, _METADATA_EVENTS,
     )  # fmt: skip
     ioctls, families = frozenset(_seccomp.IOCTL_ALLOWED.values()), dict(_FAMILIES)
+    trace_events, candidate_file, wrapper_file = _TRACE_EVENTS, _CANDIDATE_FILE, _REGROW_WRAPPER_FILE
+    _getframe = sys._getframe
     subinterpreter_modules = SUBINTERPRETER_MODULES
 
     def show(value: Any) -> str:
@@ -302,6 +311,10 @@ def make_audit_hook(scratch: str, report_fd: int, allow_processes: bool, place: 
             refuse(event, show(args[1]) if _len(args) > 1 else show(args[0]) if args else "")
         elif event in tamper_events:
             refuse(event, "")
+        elif event in trace_events:
+            caller = _getframe(1).f_code.co_filename  # the Python code that called the tracing function
+            if _startswith(caller, candidate_file) and not _startswith(caller, wrapper_file):
+                refuse(event, "(from the candidate's own code)")
 
     return hook
 
