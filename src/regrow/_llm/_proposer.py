@@ -50,8 +50,9 @@ class LLMProposer:
 
     Build one with :func:`regrow.llm.proposer_for` (``"openai:gpt-5"``, …). Sampling parameters
     (``temperature``, ``seed``, ``max_tokens`` and any others in ``params``) are passed to the
-    provider where it accepts them. ``stream`` (default: when there are event handlers) sends the
-    reply's text to ``propose_chunk`` events as it arrives. ``limits`` are the call/token/cost
+    provider where it accepts them. Replies stream unless ``stream`` is ``False`` (a stream is bounded
+    by inactivity, ``RetryPolicy.idle_timeout``), their text sent to ``propose_chunk`` events as it
+    arrives when someone listens. ``limits`` are the call/token/cost
     budgets, ``retry`` the policy for transient failures, ``prices`` (USD per million input and
     output tokens, by model) extend the built-in price table. ``token_budget`` bounds the prompt;
     ``prompt_extra`` is appended to it. ``allow_signature_change`` and ``allow_helpers`` loosen
@@ -178,8 +179,10 @@ class _Run:
         self.proposer = proposer
         self.request = request
         self.meter = Meter(proposer.name, proposer.limits, proposer.price, request.failure.fingerprint)
-        stream = proposer.stream if proposer.stream is not None else request.listened
-        self.on_delta: OnDelta | None = self._chunk if stream else None
+        # Replies stream unless told not to: a stream's time limit is its inactivity, so a slow model that is
+        # producing tokens is waited for; its text becomes propose_chunk events when someone listens.
+        self.listened = request.listened
+        self.on_delta: OnDelta | None = self._chunk if proposer.stream is not False else None
         self.refused: list[tuple[int, Prior]] = []
         method = "." in request.target.qualname
         params = dict(proposer.params)
@@ -211,7 +214,8 @@ class _Run:
                                         **fields))
 
     def _chunk(self, text: str) -> None:
-        self._emit("propose_chunk", delta=text)
+        if self.listened:
+            self._emit("propose_chunk", delta=text)
 
     def next_chat(self) -> Chat | None:
         """The next call's messages; ``None`` when this session's calls or time are spent.
@@ -257,7 +261,7 @@ class _Run:
         """The candidate in ``reply``, or ``None`` after remembering why it was refused."""
         tokens_in = reply.input_tokens or self.prompt_tokens
         tokens_out = reply.output_tokens or estimate_tokens(reply.text)
-        call = self._count(tokens_in, tokens_out, latency, retries)
+        call = self._count(tokens_in, tokens_out, latency, retries, reply)
         self._emit("model_call", f"{self.proposer.name} call {self.calls}: {call.summary()} "
                                  f"(prompt ~{self.prompt_tokens} tokens estimated)")
         parsed = parse_reply(reply.text, self.rules, truncated=reply.truncated)
@@ -317,8 +321,10 @@ class _Run:
         self.refused.append((len(self.request.history), Prior(label, shown_text, reason, ran=False, kind=kind)))
         self._emit("reply_refused", f"{label}: {reason}")
 
-    def _count(self, tokens_in: int, tokens_out: int, latency: float, retries: int) -> Usage:
-        call = self.meter.record(tokens_in, tokens_out, latency, retries)
+    def _count(self, tokens_in: int, tokens_out: int, latency: float, retries: int,
+               reply: Reply | None = None) -> Usage:
+        timing = (reply.first_token, reply.generating) if reply is not None else (None, 0.0)
+        call = self.meter.record(tokens_in, tokens_out, latency, retries, *timing)
         self.proposer._count(self.meter.usage, call)
         return call
 
