@@ -89,7 +89,7 @@ def parse_locate(text: str, lines: int) -> Located:
     if len(text) > MAX_REPLY:
         return Located((), f"the reply is {len(text)} characters, not the short JSON asked for")
     try:
-        data = _json_in(text)
+        data = json_in(text)
     except ValueError as exc:
         return Located((), f"the reply is not the JSON asked for ({exc})")
     items = data if isinstance(data, list) else [data]
@@ -106,7 +106,7 @@ def parse_locate(text: str, lines: int) -> Located:
     return Located(tuple(spots), notes=tuple(problems))
 
 
-def _json_in(text: str) -> Any:
+def json_in(text: str) -> Any:
     fenced = _FENCE.search(text)
     body = (fenced.group(1) if fenced else text).strip()
     starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
