@@ -54,16 +54,13 @@ class Located:
     notes: tuple[str, ...] = ()  # places dropped from a reply that had usable ones too
 
 
-SYSTEM = ("You find the defective line of a Python function whose tests fail. You do not write the function: "
-          "you name the line to change, the kind of change, and the expression the fixed line would use. "
-          "Answer with JSON only.")
+SYSTEM = ("Find the defective line of a Python function whose tests fail. Do not write code: name the line, "
+          "the kind of change and the expression the fixed line would use. Answer with JSON only.")
 
 
 def ask(request: Request) -> str:
-    kinds = ", ".join(KINDS)
-    return (f"## Your answer\nOne JSON object: {{\"line\": <the number of the line to change>, \"edit\": <one of: "
-            f"{kinds}>, \"use\": \"<the expression the fixed line would have there, e.g. i <= n>\"}}. If unsure, "
-            f"a JSON list of up to {MAX_SPOTS} such objects, most likely first. Nothing else.")
+    return (f'## Your answer\n{{"line": N, "edit": "{"|".join(KINDS)}", "use": "<the expression the fixed line '
+            f'would use>"}}\nor a list of up to {MAX_SPOTS} of them, most likely first.')
 
 
 def numbered(request: Request) -> str:
