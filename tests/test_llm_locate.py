@@ -160,7 +160,7 @@ def test_in_chain_mode_the_first_call_locates(make_module: Callable[[str], types
                             proposers=[regrow.extend.Engine(), llm])(module.parse_price)
         assert fixed("\u20b91,299") == 1299.0
         (sent,) = server.requests  # one call: the locate request, and the engine made the fix there
-    assert "JSON only" in sent.prompt
+    assert "JSON only" in sent.prompt and sent.body["max_tokens"] == 300  # a line of JSON, not a function
     result = regrow.state(fixed).last_result
     assert result is not None and result.screened > 0  # the engine searched on its own first
     assert result.fix is not None and "locate" in result.fix.operator and not result.trusted
@@ -173,3 +173,15 @@ def test_locate_prompts_are_smaller_than_rewrite_prompts(make_module: Callable[[
     rewrite = build_prompt(request, [], PromptOptions())
     assert locate.tokens < rewrite.tokens
     assert json.loads(RIGHT)["line"] == 3
+
+
+def test_a_place_where_nothing_passes_is_said_in_the_next_prompt(
+        make_module: Callable[[str], types.ModuleType]) -> None:
+    module = make_module(TAXED)
+    with OpenAIServer([Text('{"line": 2, "edit": "other"}'), Text(REWRITE)]) as server:  # the docstring's line
+        llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, locate=True,
+                           evidence=False, limits=UNLIMITED)
+        candidates = list(llm.propose(taxed_request(module, max_attempts=2)))
+        second = server.requests[1].prompt
+    assert [c.operator for c in candidates] == ["call 2"]
+    assert "located line 2 (other); no edit there passed the checks" in second
