@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import io
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,11 +18,14 @@ from typing import Any
 import pytest
 from llm_servers import SERVERS, LoopbackServer, OpenAIServer, Text, failing_request
 
+import regrow
 from regrow import ProposerError
+from regrow._display import Display
 from regrow._llm import RetryPolicy, proposer_for, transport_for
 from regrow._llm._accounting import Usage
 from regrow._llm._retry import Retrying, acomplete, complete
 from regrow._llm._transport import Chat
+from regrow.extend import Target
 
 MODELS = {"openai": "openai:gpt-test", "anthropic": "anthropic:claude-test", "gemini": "gemini:gemini-test"}
 SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai"}
@@ -138,3 +142,15 @@ def test_a_usage_without_streamed_calls_reports_no_speed() -> None:
 def test_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="idle_timeout"):
         RetryPolicy(idle_timeout=0)
+
+
+def test_verbose_output_shows_each_model_calls_speed() -> None:
+    out = io.StringIO()
+    display = Display(out, Target.of(price), verbose=True)
+    usage = Usage(1, 100, 30, 4.0, streamed=1, first_token=1.0, generating=3.0, generated=30)
+    display(regrow.Event("model_call", "price", 1, message=f"openai:m call 1: {usage.summary()}"))
+    assert "regrow: model call: openai:m call 1: 1 calls, 100 in / 30 out tokens, 4.00s, first token 1.00s, " \
+           "10.0 tokens/s" in out.getvalue()
+    quiet = io.StringIO()
+    Display(quiet, Target.of(price))(regrow.Event("model_call", "price", 1, message="x"))
+    assert quiet.getvalue() == ""
