@@ -3,6 +3,7 @@ and judges the edits there. Malformed and hostile replies end in clear verdicts 
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import time
@@ -185,3 +186,16 @@ def test_a_place_where_nothing_passes_is_said_in_the_next_prompt(
         second = server.requests[1].prompt
     assert [c.operator for c in candidates] == ["call 2"]
     assert "located line 2 (other); no edit there passed the checks" in second
+
+
+def test_the_async_proposer_locates_too(make_module: Callable[[str], types.ModuleType]) -> None:
+    module = make_module(TAXED)
+    with OpenAIServer([Text(RIGHT)]) as server:
+        llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, locate=True,
+                           evidence=False, limits=UNLIMITED)
+
+        async def collect() -> list[Any]:
+            return [candidate async for candidate in llm.apropose(taxed_request(module, max_attempts=1))]
+
+        candidates = asyncio.run(collect())
+    assert candidates and "rate = 1.2" in candidates[0].source and "locate" in candidates[0].operator
