@@ -36,6 +36,7 @@ class Text:
     cut_after: int | None = None  # streamed: drop the connection after this many events
     delay: float = 0.0  # seconds before the response starts
     event_delay: float = 0.0  # seconds between stream events
+    stall_after: int | None = None  # streamed: after this many events send nothing more, connection open
 
 
 @dataclasses.dataclass
@@ -211,6 +212,10 @@ class LoopbackServer:
                 handler.wfile.flush()
                 handler.connection.shutdown(socket.SHUT_RDWR)
                 handler.close_connection = True
+                return
+            if text.stall_after is not None and sent >= text.stall_after:
+                handler.wfile.flush()
+                self.stopping.wait()  # a server that stopped producing: silent until the test ends
                 return
             if text.event_delay and self.stopping.wait(text.event_delay):
                 return

@@ -50,6 +50,9 @@ def test_dollars():
 '''
 REPLY = ('```python\nimport re\n\ndef parse_toll(text):\n'
          '    return float(re.sub(r"[^0-9.]", "", text))\n```\n')
+# After the engine, a model's first call is a locate request (test_llm_locate.py): it names no place here, and
+# the rewrite request after it gets the fix.
+SCRIPT = [lambda request: Text("no place" if "JSON only" in request.prompt else REPLY)] * 2
 
 
 @pytest.fixture
@@ -122,7 +125,7 @@ def test_the_cli_proves_a_models_candidates_in_the_fork_sandbox(project: Path,
     monkeypatch.setattr(ForkSandbox, "call", counted)
     out = io.StringIO()
     with OpenAIServer() as server:
-        server.add(Text(REPLY))
+        server.add(*SCRIPT)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         status = main(["heal", "toll_frontend.py::parse_toll", "--test", "test_toll_frontend.py", "--model",
@@ -154,7 +157,7 @@ def test_the_bench_proves_a_models_candidates_in_the_fork_sandbox(project: Path,
     judged, policies = spy_in_process(monkeypatch)
     task = Task("toll", "toll_frontend.py::parse_toll", ["test_toll_frontend.py"], str(project))
     with OpenAIServer() as server:
-        server.add(Text(REPLY))
+        server.add(*SCRIPT)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         result = run_task(task, proposer="engine+llm", model=MODEL, timeout=120.0)
@@ -166,7 +169,7 @@ def test_the_plugin_proves_a_models_candidates_in_the_fork_sandbox(project: Path
     marked = TESTS.replace("\ndef test_", '\n@pytest.mark.heal(target="toll_frontend.parse_toll")\ndef test_')
     (project / "test_toll_frontend.py").write_text("import pytest\n" + marked, encoding="utf-8")
     with OpenAIServer() as server:
-        server.add(Text(REPLY))
+        server.add(*SCRIPT)
         env, record = spy_in_children(tmp_path, server)
         done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--heal", "--heal-model",
                                MODEL, "--heal-timeout", "120"], cwd=project, capture_output=True, text=True,
@@ -182,7 +185,7 @@ def test_the_mcp_server_proves_a_models_candidates_in_the_fork_sandbox(project: 
     from mcp.client.stdio import StdioServerParameters
 
     with OpenAIServer() as server:
-        server.add(Text(REPLY))
+        server.add(*SCRIPT)
         env, record = spy_in_children(tmp_path, server)
         command = StdioServerParameters(command=sys.executable, args=["-m", "regrow", "mcp"], cwd=project, env=env)
 

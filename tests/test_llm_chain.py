@@ -51,7 +51,8 @@ def server() -> Iterator[OpenAIServer]:
 
 def heal(module: types.ModuleType, server: OpenAIServer, chain: bool, **options: Any) -> Any:
     # The same failure healed again and again: the per-failure hourly limit must not end the comparison.
-    llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST,
+    # Rewrites only (locate=False): these tests are of the rewrite requests; locate is test_llm_locate.py's.
+    llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, locate=False,
                        limits=ModelLimits(max_calls_per_failure_per_hour=1000), **options)
     proposers = [regrow.extend.Engine(), llm] if chain else [llm]
     return regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=proposers)(module.greedy_price)
@@ -62,7 +63,7 @@ def test_the_models_prompt_summarises_what_the_engine_screened(
     module = make_module(PRICES)
     server.add(Text(EDIT))
     engine = regrow.extend.Engine()
-    llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST)
+    llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, locate=False)
     healed = regrow.heal(tests=[module.test_dollars, module.test_rupees], proposers=[engine, llm])(
         module.chain_price)
 
@@ -137,7 +138,8 @@ def test_a_model_that_repeats_a_screened_candidate_is_told_so(
         'float(text.replace("$", ""))', 'float(text.replace("₹", ""))')
     repeated = screened.replace("\n    return", "\n    # drop the rupee sign\n    return")
     server.add(Text(f"```python\n{repeated}```"), Text(EDIT))
-    llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, edit_format="whole")
+    llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, edit_format="whole",
+                       locate=False)
     healed = regrow.heal(tests=[module.test_dollars, module.test_rupees],
                          proposers=[Screening([screened]), llm])(module.chain_price)
 

@@ -71,7 +71,7 @@ def model(server: OpenAIServer, **options: Any) -> LLMProposer:
 
 def test_the_model_fixes_on_its_second_try_what_the_engine_could_not(server: OpenAIServer) -> None:
     server.add(Text(WRONG.format(name="parse_price")), Text(RIGHT.format(name="parse_price")))
-    chain = default_chain("openai:gpt-test", api_key="test-key", base_url=server.base_url, retry=FAST)
+    chain = default_chain("openai:gpt-test", api_key="test-key", base_url=server.base_url, retry=FAST, locate=False)
     events: list[regrow.Event] = []
     healed = regrow.heal(tests=[rupees], proposers=chain, on_event=events.append)(parse_price)
 
@@ -221,13 +221,14 @@ def test_heal_with_a_model_string_reads_the_endpoint_from_the_environment(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    server.add(Text(RIGHT.format(name="parse_levy")))
+    # After the engine, the first call is a locate request (test_llm_locate.py); this one's reply names nothing.
+    server.add(Text("no idea"), Text(RIGHT.format(name="parse_levy")))
     events: list[regrow.Event] = []
     healed = regrow.heal(tests=[rupees], model="openai:gpt-test", on_event=events.append)(parse_levy)
 
     assert healed("₹1,299") == 1299.0
     assert [e.message for e in events if e.type == "attempt_start"] == ["engine", "openai:gpt-test"]
-    assert len(server.requests) == 1
+    assert len(server.requests) == 2
 
 
 def test_model_and_proposers_together_are_refused() -> None:

@@ -1,4 +1,4 @@
-"""Streaming only when someone listens, and a plain request when a server does not stream.
+"""Streaming by default (listened to or not), and a plain request when a server does not stream.
 
 Each wire protocol through its real SDK, against a loopback server; the decorator and the
 session decide, as for a user. The gateway that does not stream answers every request, a stream
@@ -66,11 +66,23 @@ def wire(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def test_no_stream_is_asked_for_when_nobody_listens(wire: str, make_module: Any) -> None:
+def test_a_stream_is_asked_for_when_nobody_listens(wire: str, make_module: Any) -> None:
+    # A stream's time limit is its inactivity (test_llm_idle.py), so replies stream whoever listens.
     mod = make_module(BROKEN.format(name="cost"))
     with STREAMING[wire]() as server:
         server.add(Text(RIGHT.format(name="cost"), pieces=4))
         fixed = healed(mod.cost, server, wire)
+        assert fixed("₹1,299") == 1299.0
+        (sent,) = server.requests
+        assert asked_to_stream(server, sent)
+
+
+def test_stream_false_asks_for_a_whole_reply(make_module: Any) -> None:
+    mod = make_module(BROKEN.format(name="fee"))
+    with OpenAIServer() as server:
+        server.add(Text(RIGHT.format(name="fee")))
+        llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, stream=False)
+        fixed = regrow.heal(tests=[rupees], proposers=[llm])(mod.fee)
         assert fixed("₹1,299") == 1299.0
         (sent,) = server.requests
         assert not asked_to_stream(server, sent)

@@ -39,18 +39,18 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
 
 def test_the_prompt_after_the_engine_says_what_it_tried(server: OpenAIServer, make_module: MakeModule) -> None:
     mod = make_module(BROKEN.format(name="price"))
-    server.add(Text(RIGHT.format(name="price")))
+    server.add(Text("no idea"), Text(RIGHT.format(name="price")))  # the locate request first (test_llm_locate.py)
     healed = regrow.heal(tests=[rupees], model="openai:gpt-test")(mod.price)
     assert healed("₹1,299") == 1299.0
     result = regrow.state(healed).last_result
     assert result is not None and result.ok and result.screened > 0
-    prompt = server.requests[0].prompt
+    prompt = server.requests[1].prompt
     assert f"## Already tried by the built-in engine\nIt judged {result.screened} candidates" in prompt
 
 
 def test_the_traceback_of_your_code_has_no_regrow_frames(server: OpenAIServer, make_module: MakeModule) -> None:
     mod = make_module(BROKEN.format(name="fee"))
-    server.add(Text(RIGHT.format(name="fee")))
+    server.add(Text("no idea"), Text(RIGHT.format(name="fee")))  # the locate request first (test_llm_locate.py)
     healed = regrow.heal(tests=[rupees], model="openai:gpt-test")(mod.fee)
     assert healed("₹1,299") == 1299.0
     result = regrow.state(healed).last_result
@@ -58,7 +58,7 @@ def test_the_traceback_of_your_code_has_no_regrow_frames(server: OpenAIServer, m
     traceback = result.failure.traceback
     assert "in fee" in traceback and "in helper" in traceback  # the user's frames are all there
     assert "<regrow" not in traceback and "regrow" not in traceback.replace(mod.__file__ or "", "")
-    prompt = server.requests[0].prompt
+    prompt = server.requests[1].prompt
     assert "## Traceback (your code only)" in prompt and "<regrow wrapper" not in prompt
 
 

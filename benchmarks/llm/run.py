@@ -491,8 +491,14 @@ def call_stats(records: list[dict[str, Any]], name: str, original: str | None, s
         stats["tokens_in"] += record.get("prompt_tokens", 0)
         stats["tokens_out"] += record.get("completion_tokens", 0)
         stats["model_ms"] += int(1000 * record.get("seconds", 0))
+        if record.get("ttft") is not None and record.get("completion_tokens"):  # timed: first token, then the rest
+            stats["timed"] += 1
+            stats["first_token_ms"] += int(1000 * float(record["ttft"]))
+            stats["generating_ms"] += max(0, int(1000 * (float(record.get("seconds", 0)) - float(record["ttft"]))))
+            stats["generated"] += record["completion_tokens"]
     return {k: stats[k] for k in ("calls", "echoes", "repeats", "same_reply", "no_function", "cut_off", "abandoned",
-                                  "retries", "requests", "errors", "tokens_in", "tokens_out")} \
+                                  "retries", "requests", "errors", "tokens_in", "tokens_out", "timed",
+                                  "first_token_ms", "generating_ms", "generated")} \
         | {"model_seconds": round(stats["model_ms"] / 1000, 1)}
 
 
@@ -507,6 +513,8 @@ def report(out: Path) -> dict[str, Any]:
         name, original, source = originals[row["task"]]
         row["calls"] = call_stats(logs.get(f"{row['system']}|{row['task']}", []), name, original, source)
         row["fix"] = row["status"] in FIX_STATUSES
+    from costs import fix_source, speed
+
     systems: dict[str, Any] = {}
     for system in dict.fromkeys(r["system"] for r in rows):
         mine = [r for r in rows if r["system"] == system]
@@ -514,7 +522,11 @@ def report(out: Path) -> dict[str, Any]:
         for r in mine:
             total.update({k: v for k, v in r["calls"].items() if k != "model_seconds"})
         statuses = Counter(r["status"] for r in mine)
+        sources = Counter(fix_source(r) for r in mine if fix_source(r))
+        correct = statuses["correct"]
         systems[system] = {
+            **speed(total), "fixes_from": dict(sources),
+            "tokens_per_correct": round((total["tokens_in"] + total["tokens_out"]) / correct) if correct else None,
             "tasks": len(mine), "fixes": sum(r["fix"] for r in mine), "correct": statuses["correct"],
             "wrong": statuses["wrong"], "unjudged": statuses["unjudged"], **dict(total),
             "echo_or_repeat_percent": round(100 * (total["echoes"] + total["repeats"]) / total["calls"], 1)
@@ -544,6 +556,8 @@ def report(out: Path) -> dict[str, Any]:
 
 
 def markdown(data: dict[str, Any]) -> str:
+    from costs import shown
+
     meta, systems = data["meta"], data["systems"]
     lines = [
         "# bench-llm: regrow's model path beside self-heal's, on one local model",
@@ -555,9 +569,9 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "| system | tasks | fixes | correct | wrong | unjudged | model calls | echoes | repeats "
         "| echoes + repeats | same reply again | no usable function | retries | tokens in | tokens out | model s "
-        "| wall s |",
+        "| wall s | first token s | tokens/s | tokens per correct fix | fixes from |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: |",
+        "| ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for system, s in systems.items():
         share = f"{s['echo_or_repeat_percent']}%" if s["echo_or_repeat_percent"] is not None else "—"
@@ -565,7 +579,10 @@ def markdown(data: dict[str, Any]) -> str:
                      f"| {s.get('calls', 0)} | {s.get('echoes', 0)} | {s.get('repeats', 0)} | {share} "
                      f"| {s.get('same_reply', 0)} "
                      f"| {s.get('no_function', 0)} | {s.get('retries', 0)} | {s.get('tokens_in', 0)} "
-                     f"| {s.get('tokens_out', 0)} | {s['model_seconds']} | {s['wall_seconds']} |")
+                     f"| {s.get('tokens_out', 0)} | {s['model_seconds']} | {s['wall_seconds']} "
+                     f"| {shown(s.get('first_token_seconds'))} | {shown(s.get('tokens_per_second'))} "
+                     f"| {shown(s.get('tokens_per_correct'))} "
+                     f"| {', '.join(f'{k} {v}' for k, v in sorted(s.get('fixes_from', {}).items())) or '—'} |")
     over = data["chain_calls_over_llm"]
     lines += ["", f"Tasks where chain mode made more model calls than model-only mode: "
                   f"{', '.join(over) if over else 'none'}.", "",

@@ -78,7 +78,7 @@ class Display:
                 self.best = self.best or shown
             if self.verbose:
                 self._candidate(shown, event.verdict.ok, f"{event.verdict.check}: {event.verdict.reason}")
-        elif event.type in _NOTABLE:
+        elif event.type in _NOTABLE or (self.verbose and event.type == "model_call"):  # tokens, first token, tokens/s
             self.line(f"regrow: {event.type.replace('_', ' ')}: {event.message}")
 
     def _candidate(self, label: str, ok: bool, reason: str) -> None:

@@ -5,6 +5,7 @@ Importing this package imports no SDK; each provider's SDK (an extra: ``regrow[o
 """
 
 from ._accounting import DEFAULT_PRICES, ModelLimits, Usage, process_usage
+from ._choose import Choice, Chooser, choose
 from ._proposer import LLMProposer
 from ._providers import PRESETS, proposer_for, transport_for
 from ._retry import RetryPolicy
@@ -14,6 +15,8 @@ __all__ = [
     "DEFAULT_PRICES",
     "PRESETS",
     "Chat",
+    "Choice",
+    "Chooser",
     "LLMProposer",
     "ModelLimits",
     "Reply",
@@ -21,6 +24,7 @@ __all__ = [
     "Transport",
     "TransportError",
     "Usage",
+    "choose",
     "process_usage",
     "proposer_for",
     "transport_for",

@@ -49,6 +49,20 @@ class Usage:
     retries: int = 0
     echoes: int = 0  # replies that were the original, unchanged
     repeats: int = 0  # replies that were an earlier candidate again
+    streamed: int = 0  # calls whose reply streamed in (those timed below)
+    first_token: float = 0.0  # seconds from sending to the first token, summed over streamed calls
+    generating: float = 0.0  # seconds from the first token to the last, summed over streamed calls
+    generated: int = 0  # output tokens of the streamed calls
+
+    @property
+    def mean_first_token(self) -> float | None:
+        """The mean seconds to a streamed reply's first token (``None`` when nothing streamed)."""
+        return self.first_token / self.streamed if self.streamed else None
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        """Output tokens per second of the streamed replies, after their first token."""
+        return self.generated / self.generating if self.generating > 0 else None
 
     @property
     def tokens(self) -> int:
@@ -63,6 +77,10 @@ class Usage:
         self.retries += other.retries
         self.echoes += other.echoes
         self.repeats += other.repeats
+        self.streamed += other.streamed
+        self.first_token += other.first_token
+        self.generating += other.generating
+        self.generated += other.generated
 
     def copy(self) -> Usage:
         return dataclasses.replace(self)
@@ -71,8 +89,11 @@ class Usage:
         retries = f", {self.retries} retries" if self.retries else ""
         echoes = f", {self.echoes} echoes" if self.echoes else ""
         repeats = f", {self.repeats} repeats" if self.repeats else ""
+        first, rate = self.mean_first_token, self.tokens_per_second
+        speed = f", first token {first:.2f}s" if first is not None else ""
+        speed += f", {rate:.1f} tokens/s" if rate is not None else ""
         return (f"{self.calls} calls, {self.input_tokens} in / {self.output_tokens} out tokens, "
-                f"{self.latency:.2f}s, ${self.cost:.4f}{retries}{echoes}{repeats}")
+                f"{self.latency:.2f}s{speed}, ${self.cost:.4f}{retries}{echoes}{repeats}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,9 +215,13 @@ class Meter:
         """Count a call against the per-failure hourly budget (before it is made: failed calls count too)."""
         self.ledger.start_call(self.fingerprint, self.clock())
 
-    def record(self, input_tokens: int, output_tokens: int, latency: float, retries: int) -> Usage:
-        """Count a finished call; returns that call's usage."""
+    def record(self, input_tokens: int, output_tokens: int, latency: float, retries: int,
+               first_token: float | None = None, generating: float = 0.0) -> Usage:
+        """Count a finished call; returns that call's usage. ``first_token`` (seconds to the first token
+        of a streamed reply) and ``generating`` (seconds from it to the last) time a streamed call."""
         call = Usage(1, input_tokens, output_tokens, latency, self.cost(input_tokens, output_tokens), retries)
+        if first_token is not None:
+            call.streamed, call.first_token, call.generating, call.generated = 1, first_token, generating, output_tokens
         self.usage.add(call)
         self.ledger.record(self.origin, call)
         return call

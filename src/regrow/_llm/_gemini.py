@@ -5,11 +5,22 @@ The SDK's own retries are off (one attempt) so that regrow's retry policy and de
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from ._retry import classify
-from ._transport import Chat, OnDelta, Reply, StreamClock, TransportError, cut_stream, require_sdk
+from ._transport import (
+    Chat,
+    OnDelta,
+    Reply,
+    StreamClock,
+    TransportError,
+    cut_stream,
+    require_sdk,
+    sdk_timeout,
+    within_idle,
+)
 
 _RENAMED = {"max_tokens": "max_output_tokens"}
 
@@ -85,20 +96,24 @@ class GeminiTransport:
             options["retry_options"] = retry_options(attempts=1)
         return genai.Client(api_key=self.api_key, http_options=types.HttpOptions(**options), **self.client_options)
 
-    def _arguments(self, chat: Chat, timeout: float) -> dict[str, Any]:
+    def _arguments(self, chat: Chat, timeout: float, total: float | None = None) -> dict[str, Any]:
+        """``timeout`` is the SDK's (per read when streaming); ``total`` the whole call's, which the SDK
+        would otherwise send the server as its time limit (``X-Server-Timeout``) from ``timeout``."""
         from google.genai import types
 
         params = {_RENAMED.get(k, k): v for k, v in chat.params.items()}
+        headers = {"X-Server-Timeout": str(math.ceil(total))} if total is not None else None
         config = types.GenerateContentConfig(
             system_instruction=chat.system,
-            http_options=types.HttpOptions(timeout=max(1, int(timeout * 1000))),
+            http_options=types.HttpOptions(timeout=max(1, int(timeout * 1000)), headers=headers),
             **params,
         )
         return {"model": self.model, "contents": chat.user, "config": config}
 
     # A new client per call, closed after it: no sockets outlive the call, and an async client's
     # connections belong to the event loop that opened them.
-    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                       idle: float | None = None) -> Reply:
         client = None
         try:
             client = self._new_client()
@@ -108,7 +123,8 @@ class GeminiTransport:
                 parts.feed(models.generate_content(**self._arguments(chat, timeout)))
                 return parts.reply(streamed=False)
             parts = _Parts(on_delta, StreamClock(self.provider, timeout))
-            for chunk in models.generate_content_stream(**self._arguments(chat, timeout)):
+            arguments = self._arguments(chat, sdk_timeout(timeout, on_delta, idle), timeout)
+            for chunk in models.generate_content_stream(**arguments):
                 parts.feed(chunk)
             return parts.reply(streamed=True)
         except Exception as exc:
@@ -117,7 +133,8 @@ class GeminiTransport:
             if client is not None:
                 client.close()
 
-    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                              idle: float | None = None) -> Reply:
         client = None
         try:
             client = self._new_client().aio
@@ -127,7 +144,8 @@ class GeminiTransport:
                 parts.feed(await models.generate_content(**self._arguments(chat, timeout)))
                 return parts.reply(streamed=False)
             parts = _Parts(on_delta, StreamClock(self.provider, timeout))
-            async for chunk in await models.generate_content_stream(**self._arguments(chat, timeout)):
+            stream = await models.generate_content_stream(**self._arguments(chat, timeout, timeout))
+            async for chunk in within_idle(stream, idle, self.provider):
                 parts.feed(chunk)
             return parts.reply(streamed=True)
         except Exception as exc:

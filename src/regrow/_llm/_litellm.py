@@ -13,7 +13,7 @@ from typing import Any
 
 from ._openai import Chunks, messages, reply_from_completion
 from ._retry import classify
-from ._transport import Chat, OnDelta, Reply, StreamClock, require_sdk
+from ._transport import Chat, OnDelta, Reply, StreamClock, require_sdk, sdk_timeout
 
 
 class LiteLLMTransport:
@@ -40,20 +40,22 @@ class LiteLLMTransport:
             arguments.update(stream=True, stream_options={"include_usage": True})
         return arguments
 
-    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                       idle: float | None = None) -> Reply:
         try:
             import litellm
 
             if on_delta is None:
                 return reply_from_completion(self.provider, litellm.completion(**self._arguments(chat, timeout, False)))
             chunks = Chunks(self.provider, on_delta, StreamClock(self.provider, timeout))
-            for chunk in litellm.completion(**self._arguments(chat, timeout, True)):
+            for chunk in litellm.completion(**self._arguments(chat, sdk_timeout(timeout, on_delta, idle), True)):
                 chunks.feed(chunk)
             return chunks.reply()
         except Exception as exc:
             raise classify(exc, self.provider) from exc
 
-    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                              idle: float | None = None) -> Reply:
         try:
             import litellm
 
@@ -61,7 +63,8 @@ class LiteLLMTransport:
                 response = await litellm.acompletion(**self._arguments(chat, timeout, False))
                 return reply_from_completion(self.provider, response)
             chunks = Chunks(self.provider, on_delta, StreamClock(self.provider, timeout))
-            async for chunk in await litellm.acompletion(**self._arguments(chat, timeout, True)):
+            arguments = self._arguments(chat, sdk_timeout(timeout, on_delta, idle), True)
+            async for chunk in await litellm.acompletion(**arguments):
                 chunks.feed(chunk)
             return chunks.reply()
         except Exception as exc:

@@ -30,8 +30,9 @@ from .._secrets import mask
 from ._accounting import DEFAULT_PRICES, FREE_PROVIDERS, Meter, ModelLimits, Price, Usage, price_of
 from ._compact import EVIDENCE_BUDGET, reply_cap
 from ._evidence import Evidence, gather
+from ._locate import LOCATE_TOKENS, locate_prompt, parse_locate, searched
 from ._parse import Parsed, Rules, parse_reply
-from ._prompt import Prior, PromptOptions, build_prompt, estimate_tokens, priors_from
+from ._prompt import Prior, Prompt, PromptOptions, build_prompt, estimate_tokens, priors_from
 from ._retry import Retrying, RetryPolicy, acomplete, complete
 from ._rules import normal_form
 from ._sections import focus_line, shown
@@ -50,8 +51,9 @@ class LLMProposer(BaseProposer):
 
     Build one with :func:`regrow.llm.proposer_for` (``"openai:gpt-5"``, …). Sampling parameters
     (``temperature``, ``seed``, ``max_tokens`` and any others in ``params``) are passed to the
-    provider where it accepts them. ``stream`` (default: when there are event handlers) sends the
-    reply's text to ``propose_chunk`` events as it arrives. ``limits`` are the call/token/cost
+    provider where it accepts them. Replies stream unless ``stream`` is ``False`` (a stream is bounded
+    by inactivity, ``RetryPolicy.idle_timeout``), their text sent to ``propose_chunk`` events as it
+    arrives when someone listens. ``limits`` are the call/token/cost
     budgets, ``retry`` the policy for transient failures, ``prices`` (USD per million input and
     output tokens, by model) extend the built-in price table. ``token_budget`` bounds the prompt;
     ``prompt_extra`` is appended to it. ``allow_signature_change`` and ``allow_helpers`` loosen
@@ -59,7 +61,9 @@ class LLMProposer(BaseProposer):
     complete function), ``"edit"`` (SEARCH/REPLACE blocks of the lines to change) or ``"auto"``
     (by the model, see :data:`regrow._llm._strategy.FORMATS`; a small model is asked for a plain
     function anew first, its old body left out: :data:`~regrow._llm._strategy.SMALL_OPENING`);
-    replies in either are accepted.
+    replies in either are accepted. ``locate`` (default: when an engine searched before, as in
+    ``default_chain``) makes the session's first call a locate request (:mod:`._locate`): the model
+    names the line and an expression, the engine makes and judges the edits there.
     ``evidence`` runs the checks on the original once before the first call, for at most
     ``evidence_timeout`` seconds each, to show the model what they saw. ``prompt_size`` is
     ``"compact"`` (the short prompt, its evidence bounded by ``evidence_budget`` tokens, and the
@@ -91,6 +95,7 @@ class LLMProposer(BaseProposer):
         evidence_timeout: float = 1.0,
         prompt_size: PromptSize = "auto",
         evidence_budget: int = EVIDENCE_BUDGET,
+        locate: bool | None = None,
     ) -> None:
         self.transport = transport
         self.name = f"{transport.provider}:{transport.model}"
@@ -116,6 +121,7 @@ class LLMProposer(BaseProposer):
         # A plain function's first request; a method's is always edit_format (its body says what the class holds).
         self.opening: Opening = SMALL_OPENING if self.compact and edit_format == "auto" else self.edit_format
         self.evidence, self.evidence_timeout = evidence, evidence_timeout
+        self.locate = locate  # None: a locate request first when an engine ran before (chain mode)
         self.usage = Usage()  # every session of this proposer
         self.last_usage = Usage()  # the latest session
         self.last_prompt_tokens = 0  # the estimate for the latest prompt sent
@@ -127,6 +133,14 @@ class LLMProposer(BaseProposer):
     def propose(self, request: Request) -> Iterator[Candidate]:
         run = _Run(self, request)
         run.prepare()
+        if (chat := run.locate_chat()) is not None:
+            retrying, started = Retrying(self.retry, request.deadline), time.monotonic()
+            try:
+                reply = complete(self.transport, chat, retrying, on_delta=run.on_delta, on_retry=run.retrying)
+            except ProposerError:
+                run.failed(time.monotonic() - started, retrying.retries)
+                raise
+            yield from run.located(reply, time.monotonic() - started, retrying.retries)
         while (chat := run.next_chat()) is not None:
             retrying, started = Retrying(self.retry, request.deadline), time.monotonic()
             try:
@@ -144,6 +158,15 @@ class LLMProposer(BaseProposer):
         """As :meth:`propose`, with the SDK's async client; never blocks the event loop."""
         run = _Run(self, request)
         await asyncio.to_thread(run.prepare)
+        if (chat := run.locate_chat()) is not None:
+            retrying, started = Retrying(self.retry, request.deadline), time.monotonic()
+            try:
+                reply = await acomplete(self.transport, chat, retrying, on_delta=run.on_delta, on_retry=run.retrying)
+            except ProposerError:
+                run.failed(time.monotonic() - started, retrying.retries)
+                raise
+            for found in await asyncio.to_thread(run.located, reply, time.monotonic() - started, retrying.retries):
+                yield found
         while (chat := run.next_chat()) is not None:
             retrying, started = Retrying(self.retry, request.deadline), time.monotonic()
             try:
@@ -178,8 +201,10 @@ class _Run:
         self.proposer = proposer
         self.request = request
         self.meter = Meter(proposer.name, proposer.limits, proposer.price, request.failure.fingerprint)
-        stream = proposer.stream if proposer.stream is not None else request.listened
-        self.on_delta: OnDelta | None = self._chunk if stream else None
+        # Replies stream unless told not to: a stream's time limit is its inactivity, so a slow model that is
+        # producing tokens is waited for; its text becomes propose_chunk events when someone listens.
+        self.listened = request.listened
+        self.on_delta: OnDelta | None = self._chunk if proposer.stream is not False else None
         self.refused: list[tuple[int, Prior]] = []
         method = "." in request.target.qualname
         params = dict(proposer.params)
@@ -211,7 +236,30 @@ class _Run:
                                         **fields))
 
     def _chunk(self, text: str) -> None:
-        self._emit("propose_chunk", delta=text)
+        if self.listened:
+            self._emit("propose_chunk", delta=text)
+
+    def locate_chat(self) -> Chat | None:
+        """The locate request, first in a session after an engine searched (or when ``locate=True``)."""
+        request, wanted = self.request, self.proposer.locate
+        if not request.checks or wanted is False or not (wanted or request.screened):
+            return None
+        params = dict(self.ladder.current().params)
+        params["max_tokens"] = min(int(params.get("max_tokens") or LOCATE_TOKENS), LOCATE_TOKENS)
+        return self._sent(locate_prompt(request, self.evidence), params)
+
+    def located(self, reply: Reply, latency: float, retries: int) -> list[Candidate]:
+        """The engine's candidates at the places a locate reply names (none, the reply refused, if unusable)."""
+        self._counted(reply, latency, retries, "locate ")
+        located = parse_locate(reply.text, len(self.request.target.bare_source.rstrip().splitlines()))
+        if not located.spots:
+            self._refuse(reply.text[:_EXCERPT], f"a locate reply that could not be used: {located.reason}")
+            return []
+        found = searched(self.request, located, self.proposer.name, self.calls)
+        places = ", ".join(f"line {s.line} ({s.kind}{': ' + s.use if s.use else ''})" for s in located.spots)
+        if not found:
+            self._refuse("", f"located {places}; no edit there passed the checks")
+        return found
 
     def next_chat(self) -> Chat | None:
         """The next call's messages; ``None`` when this session's calls or time are spent.
@@ -232,19 +280,23 @@ class _Run:
         else:
             log.warning("%s: every prompt left to try was sent already; no more calls", self.proposer.name)
             return None
+        self.sent.add(key)
+        return self._sent(prompt, strategy.params)
+
+    def _sent(self, prompt: Prompt, params: Mapping[str, Any]) -> Chat:
+        """The chat for ``prompt``, counted, once the budgets allow the call."""
         refusal = self.meter.refusal(prompt.tokens)
         if refusal:
             self._emit("budget_refused", f"{self.proposer.name}: {refusal}")
             raise ProposerError(f"{self.proposer.name} not called: {refusal}")
-        self.sent.add(key)
         self.calls += 1
         self.prompt_tokens = prompt.tokens
         self.proposer.last_prompt_tokens = prompt.tokens
         self.meter.start()
         # Every secret the host knows is masked by value, plain and encoded: the configuration the function
         # reads (kept in its sandbox, registered by the session) may sit in a local or a message shown here.
-        namespace = request.target.func.__globals__
-        return Chat(mask(prompt.system, namespace), mask(prompt.user, namespace), strategy.params)
+        namespace = self.request.target.func.__globals__
+        return Chat(mask(prompt.system, namespace), mask(prompt.user, namespace), params)
 
     def retrying(self, error: TransportError, delay: float) -> None:
         self._emit("transient_retry", f"{error}; retrying in {delay:.2f}s")
@@ -255,11 +307,7 @@ class _Run:
 
     def take(self, reply: Reply, latency: float, retries: int) -> Candidate | None:
         """The candidate in ``reply``, or ``None`` after remembering why it was refused."""
-        tokens_in = reply.input_tokens or self.prompt_tokens
-        tokens_out = reply.output_tokens or estimate_tokens(reply.text)
-        call = self._count(tokens_in, tokens_out, latency, retries)
-        self._emit("model_call", f"{self.proposer.name} call {self.calls}: {call.summary()} "
-                                 f"(prompt ~{self.prompt_tokens} tokens estimated)")
+        tokens_in, tokens_out = self._counted(reply, latency, retries)
         parsed = parse_reply(reply.text, self.rules, truncated=reply.truncated)
         if parsed.source is None:
             self._refused(parsed, reply.text)
@@ -274,6 +322,15 @@ class _Run:
         self.ladder.settle()
         note = "; ".join([f"{tokens_in} in / {tokens_out} out tokens, {latency:.2f}s", *parsed.notes])
         return Candidate(parsed.source, origin=self.proposer.name, operator=f"call {self.calls}", note=note)
+
+    def _counted(self, reply: Reply, latency: float, retries: int, kind: str = "") -> tuple[int, int]:
+        """Count a call that answered and report it (``model_call``); its tokens in and out."""
+        tokens_in = reply.input_tokens or self.prompt_tokens
+        tokens_out = reply.output_tokens or estimate_tokens(reply.text)
+        call = self._count(tokens_in, tokens_out, latency, retries, reply)
+        self._emit("model_call", f"{self.proposer.name} {kind}call {self.calls}: {call.summary()} "
+                                 f"(prompt ~{self.prompt_tokens} tokens estimated)")
+        return tokens_in, tokens_out
 
     def _refused(self, parsed: Parsed, text: str) -> None:
         if parsed.echo:
@@ -317,8 +374,10 @@ class _Run:
         self.refused.append((len(self.request.history), Prior(label, shown_text, reason, ran=False, kind=kind)))
         self._emit("reply_refused", f"{label}: {reason}")
 
-    def _count(self, tokens_in: int, tokens_out: int, latency: float, retries: int) -> Usage:
-        call = self.meter.record(tokens_in, tokens_out, latency, retries)
+    def _count(self, tokens_in: int, tokens_out: int, latency: float, retries: int,
+               reply: Reply | None = None) -> Usage:
+        timing = (reply.first_token, reply.generating) if reply is not None else (None, 0.0)
+        call = self.meter.record(tokens_in, tokens_out, latency, retries, *timing)
         self.proposer._count(self.meter.usage, call)
         return call
 

@@ -36,7 +36,11 @@ class RetryPolicy:
 
     The delay before retry ``n`` (0-based) is ``base_delay * multiplier**n``, capped at
     ``max_delay``, times a random factor in ``1 ± jitter``; a server's ``Retry-After`` replaces it.
-    ``call_timeout`` bounds one call; the session's deadline bounds them all.
+    A streamed call (the default) is bounded by inactivity, not by a total: ``idle_timeout`` is the
+    seconds it may go without receiving a byte (the first token included), and a stream that keeps
+    producing is waited for until the session's deadline. ``max_stalls`` is how many times a call
+    that stalled (no byte for ``idle_timeout``) is tried again. ``call_timeout`` bounds a call whose
+    reply is not streamed (a server that does not stream); the session's deadline bounds them all.
     """
 
     max_retries: int = 4
@@ -45,6 +49,13 @@ class RetryPolicy:
     multiplier: float = 2.0
     jitter: float = 0.25
     call_timeout: float = 120.0
+    idle_timeout: float = 60.0
+    max_stalls: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.idle_timeout > 0 or not self.call_timeout > 0:
+            raise ValueError(f"idle_timeout and call_timeout must be positive seconds, not {self.idle_timeout!r} "
+                             f"and {self.call_timeout!r}")
 
     def backoff(self, retry: int, rng: random.Random) -> float:
         delay = min(self.max_delay, self.base_delay * self.multiplier**retry)
@@ -64,18 +75,25 @@ class Retrying:
         self.retries = 0
         self.rng = rng or random.Random()
         self.last: TransportError | None = None
+        self.stalls = 0
 
-    def timeout(self) -> float:
+    def timeout(self, streaming: bool = False) -> float:
+        """The seconds the next try may take: until the deadline for a stream, else ``call_timeout`` at most."""
         remaining = self.deadline - time.monotonic()
         if remaining <= 0.01:
             after = f" after: {self.last}" if self.last else ""
             raise ProposerError(f"the repair deadline was reached before the model answered{after}")
-        return min(self.policy.call_timeout, remaining)
+        return remaining if streaming else min(self.policy.call_timeout, remaining)
 
     def delay(self, error: TransportError) -> float:
         self.last = error
         if not error.transient:
             raise ProposerError(str(error)) from error
+        if error.stalled:
+            self.stalls += 1
+            if self.stalls > self.policy.max_stalls:
+                raise ProposerError(f"{error} (gave up after {self.stalls} stalled tries: "
+                                    f"RetryPolicy(max_stalls={self.policy.max_stalls}))") from error
         if self.retries >= self.policy.max_retries:
             raise ProposerError(f"{error} (gave up after {self.retries + 1} tries)") from error
         wait = error.retry_after if error.retry_after is not None else self.policy.backoff(self.retries, self.rng)
@@ -98,13 +116,16 @@ def complete(transport: Transport, chat: Chat, retrying: Retrying, *, on_delta: 
     """
     streaming = _streams(transport, on_delta)
     while True:
+        timer = _Timer(streaming)
         try:
-            reply = transport.complete(chat, timeout=retrying.timeout(), on_delta=streaming)
-            return _delivered(reply, streaming, on_delta)
-        except TransportError as error:
-            if _falls_back(transport, error, streaming):
+            reply = transport.complete(chat, timeout=retrying.timeout(streaming is not None), on_delta=timer.on_delta,
+                                       idle=retrying.policy.idle_timeout)
+            return timer.timed(_delivered(reply, streaming, on_delta))
+        except TransportError as failed:
+            if _falls_back(transport, failed, streaming):
                 streaming = None
                 continue
+            error = timer.stalled(failed, transport.provider, retrying.policy.idle_timeout)
             delay = retrying.delay(error)
             if on_retry is not None:
                 on_retry(error, delay)
@@ -116,17 +137,55 @@ async def acomplete(transport: Transport, chat: Chat, retrying: Retrying, *, on_
     """As :func:`complete`, waiting with ``asyncio.sleep``."""
     streaming = _streams(transport, on_delta)
     while True:
+        timer = _Timer(streaming)
         try:
-            reply = await transport.acomplete(chat, timeout=retrying.timeout(), on_delta=streaming)
-            return _delivered(reply, streaming, on_delta)
-        except TransportError as error:
-            if _falls_back(transport, error, streaming):
+            reply = await transport.acomplete(chat, timeout=retrying.timeout(streaming is not None),
+                                              on_delta=timer.on_delta, idle=retrying.policy.idle_timeout)
+            return timer.timed(_delivered(reply, streaming, on_delta))
+        except TransportError as failed:
+            if _falls_back(transport, failed, streaming):
                 streaming = None
                 continue
+            error = timer.stalled(failed, transport.provider, retrying.policy.idle_timeout)
             delay = retrying.delay(error)
             if on_retry is not None:
                 on_retry(error, delay)
             await asyncio.sleep(delay)
+
+
+class _Timer:
+    """Times one try's stream: when its first text came, and its last; words a stall's verdict."""
+
+    def __init__(self, streaming: OnDelta | None) -> None:
+        self.streaming = streaming
+        self.started = time.monotonic()
+        self.first: float | None = None
+        self.last = self.started
+        self.characters = 0
+        self.on_delta: OnDelta | None = self._delta if streaming is not None else None
+
+    def _delta(self, text: str) -> None:
+        now = time.monotonic()
+        if self.first is None:
+            self.first = now
+        self.last = now
+        self.characters += len(text)
+        if self.streaming is not None:
+            self.streaming(text)
+
+    def timed(self, reply: Reply) -> Reply:
+        if self.first is None:
+            return reply
+        return dataclasses.replace(reply, first_token=self.first - self.started, generating=self.last - self.first)
+
+    def stalled(self, error: TransportError, provider: str, idle: float) -> TransportError:
+        """A streamed try that ran out of its per-read time limit, said as what it was: a stall."""
+        if self.streaming is None or not error.timed_out:
+            return error
+        got = (f"after {self.characters} characters of its reply" if self.first is not None
+               else "before its first token")
+        return TransportError(f"{provider} sent nothing for {idle:.1f}s {got} (the inactivity limit, "
+                              "RetryPolicy(idle_timeout=...))", transient=True, timed_out=True, stalled=True)
 
 
 _PLAIN = "_regrow_plain"  # set on a transport whose server answered a stream request without streaming
@@ -166,7 +225,7 @@ def classify(exc: BaseException, provider: str) -> TransportError:
         return TransportError(f"{provider} sent an error mid-stream ({body_type}): {detail}",
                               transient=body_type in TRANSIENT_BODY_TYPES, status=status)
     if _named(exc, _TIMEOUT_NAMES) or isinstance(exc, TimeoutError):
-        return TransportError(f"{provider} did not answer in time: {detail}", transient=True)
+        return TransportError(f"{provider} did not answer in time: {detail}", transient=True, timed_out=True)
     if _named(exc, _CONNECTION_NAMES) or isinstance(exc, (ConnectionError, EOFError)):
         return TransportError(f"{provider} connection failed: {detail}", transient=True)
     if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)) or _named(exc, ("validationerror", "decode")):

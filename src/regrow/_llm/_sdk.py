@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ._retry import classify
-from ._transport import Chat, OnDelta, Reply, StreamClock, with_extra_body
+from ._transport import Chat, OnDelta, Reply, StreamClock, sdk_timeout, with_extra_body
 
 
 class SDKClients:
@@ -70,7 +70,8 @@ class SDKTransport:
     def _call(self, create: Callable[..., Any], chat: Chat, timeout: float, stream: bool) -> Any:
         return create(**with_extra_body(create, self._arguments(chat, timeout, stream)))
 
-    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                       idle: float | None = None) -> Reply:
         client = None
         try:
             client = self.clients.sync()
@@ -78,7 +79,7 @@ class SDKTransport:
             if on_delta is None:
                 return self._whole(self._call(create, chat, timeout, False))
             gatherer = self._gatherer(on_delta, StreamClock(self.provider, timeout))
-            stream = self._call(create, chat, timeout, True)
+            stream = self._call(create, chat, sdk_timeout(timeout, on_delta, idle), True)
             try:
                 for part in stream:
                     gatherer.feed(part)
@@ -91,7 +92,8 @@ class SDKTransport:
             if client is not None:
                 client.close()
 
-    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply:
+    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                              idle: float | None = None) -> Reply:
         client = None
         try:
             client = self.clients.async_()
@@ -99,7 +101,7 @@ class SDKTransport:
             if on_delta is None:
                 return self._whole(await self._call(create, chat, timeout, False))
             gatherer = self._gatherer(on_delta, StreamClock(self.provider, timeout))
-            stream = await self._call(create, chat, timeout, True)
+            stream = await self._call(create, chat, sdk_timeout(timeout, on_delta, idle), True)
             try:
                 async for part in stream:
                     gatherer.feed(part)

@@ -7,13 +7,14 @@ not — and nothing else, so retries, deadlines and accounting live in one place
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import importlib
 import importlib.util
 import inspect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 from .._errors import ProposerError
@@ -46,6 +47,8 @@ class Reply:
     input_tokens: int = 0
     output_tokens: int = 0
     model: str = ""
+    first_token: float | None = None  # seconds from sending to the first text of a streamed reply
+    generating: float = 0.0  # seconds from the first text to the end of the stream
 
     @property
     def truncated(self) -> bool:
@@ -56,23 +59,35 @@ class TransportError(Exception):
     """A model call failed. ``transient`` says whether the same call may succeed if tried again."""
 
     def __init__(self, message: str, *, transient: bool, status: int | None = None,
-                 retry_after: float | None = None, no_stream: bool = False) -> None:
+                 retry_after: float | None = None, no_stream: bool = False, timed_out: bool = False,
+                 stalled: bool = False) -> None:
         super().__init__(message)
         self.transient = transient
         self.status = status
         self.retry_after = retry_after
         self.no_stream = no_stream  # a stream was asked for and the server answered with no events
+        self.timed_out = timed_out  # the SDK's time limit ran out (its read timeout: no byte for that long)
+        self.stalled = stalled  # a stream went without a byte for the inactivity limit
 
 
 class Transport(Protocol):
-    """One wire protocol. ``timeout`` is the seconds this call may take, at most."""
+    """One wire protocol. ``timeout`` is the seconds this call may take, at most; ``idle`` (when
+    streaming) the seconds it may go without receiving a byte — the SDK's own time limit, which its
+    HTTP client applies to each read — while the whole stream is bounded by ``timeout`` only."""
 
     provider: str
     model: str
 
-    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply: ...
+    def complete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                 idle: float | None = None) -> Reply: ...
 
-    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None) -> Reply: ...
+    async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
+                        idle: float | None = None) -> Reply: ...
+
+
+def sdk_timeout(timeout: float, on_delta: OnDelta | None, idle: float | None) -> float:
+    """The time limit handed to an SDK: per read (``idle``) for a stream, else the whole call's."""
+    return min(idle, timeout) if on_delta is not None and idle is not None else timeout
 
 
 def require_sdk(module: str, extra: str) -> None:
@@ -128,8 +143,22 @@ def cut_stream(provider: str, got: str, events: int) -> TransportError:
                           transient=True)
 
 
+async def within_idle(stream: AsyncIterator[Any], idle: float | None, provider: str) -> AsyncIterator[Any]:
+    """The parts of ``stream``, each waited for at most ``idle`` seconds (for an SDK whose async
+    client applies its time limit to the whole call, as google-genai over aiohttp does)."""
+    iterator = stream.__aiter__()
+    while True:
+        try:
+            part = await asyncio.wait_for(iterator.__anext__(), idle)
+        except StopAsyncIteration:
+            return
+        except asyncio.TimeoutError as exc:
+            raise TransportError(f"{provider} sent nothing for {idle:.1f}s", transient=True, timed_out=True) from exc
+        yield part
+
+
 class StreamClock:
-    """Ends a stream that runs past its time (a server trickling tokens forever)."""
+    """Ends a stream that runs past its time (a server trickling tokens past the session's deadline)."""
 
     def __init__(self, provider: str, timeout: float) -> None:
         self.provider = provider
@@ -138,4 +167,5 @@ class StreamClock:
 
     def check(self) -> None:
         if time.monotonic() > self.end:
-            raise TransportError(f"{self.provider} stream did not finish within {self.timeout:.1f}s", transient=True)
+            raise TransportError(f"{self.provider} stream was still going when the time left for it ran out "
+                                 f"({self.timeout:.1f}s)", transient=True)
