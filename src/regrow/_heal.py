@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._assembly import RepairRequest, run_repair
+from ._assembly import RepairRequest
 from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from ._config import SWITCHES
 from ._delivery import Keeper, WriteBackMode
@@ -27,6 +27,7 @@ from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._evaluate import in_evaluation
 from ._events import Event, emit
 from ._failure import Failure, capture_exception, check_failure
+from ._fleet import run_claimed
 from ._generators import aresume, remake, resume
 from ._install import installed
 from ._ledger import note as _note
@@ -283,7 +284,7 @@ class Healing:
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
         running = self.func.__code__
-        result = run_repair(RepairRequest(self.target, failure, checks, self.options, raised=exc,
+        result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
                                           snapshot=snapshot, rebind=self._rebind, keep=self._keep))
         with self._lock:
             self.results.append(result)

@@ -212,6 +212,13 @@ class Store:
                             (fingerprint,))
         return str(found[0][0]) if found else None
 
+    def landed(self, key: str) -> bool:
+        """Whether a proven fix is stored for the failure claimed under ``key`` (``source hash:fingerprint``),
+        whatever checks proved it."""
+        prefix = f"{key}:"
+        with self._transaction(write=False) as tx:
+            return bool(tx.rows("SELECT 1 FROM fixes WHERE substr(key, 1, ?) = ? LIMIT 1", (len(prefix), prefix)))
+
     def claims(self) -> list[dict[str, Any]]:
         """Every claim with its holder, when it was claimed and when its lease ends (database clock)."""
         with self._transaction(write=False) as tx:

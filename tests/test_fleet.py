@@ -1,0 +1,90 @@
+"""The fleet's live path: processes that meet one failure at once run one repair session between them
+(real subprocesses, a real store on both backends, a model at a scripted loopback server)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from llm_servers import OpenAIServer, Text
+
+from regrow import Store
+
+SRC = str(Path(__file__).parents[1] / "src")
+RIGHT = ('Strip everything but digits and the point:\n\n```python\nimport re\n\n'
+         'def parse_price(text: str) -> float:\n    return float(re.sub(r"[^0-9.]", "", text))\n```\n')
+
+TARGET = '''
+def parse_price(text: str) -> float:
+    return float(text.replace("$", ""))
+
+
+def rupees(fn) -> None:
+    assert fn("₹1,299") == 1299.0
+    assert fn("$12.50") == 12.5
+'''
+
+PROCESS = '''
+import sys, time
+from pathlib import Path
+
+store, base_url, folder, name = sys.argv[1:5]
+sys.path.insert(0, folder)
+import regrow
+from regrow._llm import RetryPolicy, proposer_for
+import shop
+
+model = proposer_for("openai:gpt-test", api_key="test-key", base_url=base_url,
+                     retry=RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05))
+healed = regrow.heal(tests=[shop.rupees], proposers=[model], store=store)(shop.parse_price)
+(Path(folder) / f"ready-{name}").touch()
+while not (Path(folder) / "go").exists():
+    time.sleep(0.01)
+try:
+    value = healed("₹1,299")
+except Exception as exc:
+    print("raised", type(exc).__name__, flush=True)
+else:
+    print("healed", value, shop.parse_price("₹7"), flush=True)
+'''
+
+
+def _fleet(folder: Path, store: str, base_url: str, count: int) -> list[subprocess.Popen[str]]:
+    """``count`` processes, each with the healed function, released at once when all are ready."""
+    (folder / "shop.py").write_text(textwrap.dedent(TARGET))
+    script = folder / "process.py"
+    script.write_text(textwrap.dedent(PROCESS))
+    env = {**os.environ, "PYTHONPATH": SRC}
+    processes = [subprocess.Popen([sys.executable, str(script), store, base_url, str(folder), str(n)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(count)]
+    deadline = time.monotonic() + 300
+    while len(list(folder.glob("ready-*"))) < count:
+        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
+        assert time.monotonic() < deadline, "the processes never got ready"
+        time.sleep(0.05)
+    (folder / "go").touch()
+    return processes
+
+
+def test_eight_processes_meeting_one_failure_run_one_session_and_all_run_the_fix(store_url, tmp_path):
+    with OpenAIServer([Text(RIGHT)]) as server:
+        processes = _fleet(tmp_path, store_url, server.base_url, 8)
+        outputs = [p.communicate(timeout=600) for p in processes]
+        requests = len(server.requests)
+    # One session's worth of model requests for the whole fleet: one reply, and no process asked again.
+    assert requests == 1, outputs
+    # Every process runs the fix: the failing call returned its value, and the module's own name runs it.
+    assert [out.strip() for out, _ in outputs] == ["healed 1299.0 7.0"] * 8, outputs
+    store = Store(store_url)
+    try:
+        sessions = store.sessions()
+        # One session searched (the model's); the other seven were served its fix from the store.
+        assert len(sessions) == 8 and all(s["ok"] for s in sessions), sessions
+        assert sorted(s["candidates"] for s in sessions) == [1] * 8
+        assert store.claims() == []  # the holder gave its claim up once its fix was in the store
+    finally:
+        store.close()
