@@ -88,3 +88,96 @@ def test_eight_processes_meeting_one_failure_run_one_session_and_all_run_the_fix
         assert store.claims() == []  # the holder gave its claim up once its fix was in the store
     finally:
         store.close()
+
+
+WATCHER = '''
+import sys, time
+from pathlib import Path
+
+store, folder, name = sys.argv[1:4]
+sys.path.insert(0, folder)
+import regrow
+import shop
+
+healed = regrow.heal(tests=[shop.rupees], proposers=[], store=store)(shop.parse_price)
+(Path(folder) / f"ready-{name}").touch()
+deadline = time.monotonic() + 300
+while time.monotonic() < deadline:
+    try:
+        if shop.parse_price("₹7") == 7.0:
+            from regrow import _fleet_listen
+            print("fixed" if _fleet_listen.stop() else "listener still running", flush=True)  # stops cleanly
+            break
+    except ValueError:
+        pass
+    time.sleep(0.005)
+else:
+    print("never fixed", flush=True)
+'''
+
+
+def _load(folder: Path, name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, folder / "shop.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_fix_landing_reaches_eight_running_processes_each_proving_it_with_no_model_call(store_url, tmp_path):
+    import regrow
+    from regrow._llm import RetryPolicy, proposer_for
+
+    (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET))
+    script = tmp_path / "watcher.py"
+    script.write_text(textwrap.dedent(WATCHER))
+    env = {**os.environ, "PYTHONPATH": SRC}
+    processes = [subprocess.Popen([sys.executable, str(script), store_url, str(tmp_path), str(n)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(8)]
+    deadline = time.monotonic() + 300
+    while len(list(tmp_path.glob("ready-*"))) < 8:
+        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
+        assert time.monotonic() < deadline, "the processes never got ready"
+        time.sleep(0.05)
+    shop = _load(tmp_path, f"shop_{abs(hash(store_url))}")
+    store = Store(store_url)
+    try:
+        with OpenAIServer([Text(RIGHT)]) as server:
+            model = proposer_for("openai:gpt-test", api_key="test-key", base_url=server.base_url,
+                                 retry=RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05))
+            # This process lands the fix (not installed here); none of the eight has met the failure.
+            landed = regrow.repair(shop.parse_price, ["₹1,299"], tests=[shop.rupees], proposers=[model],
+                                   store=store, install=False)
+            assert landed.ok and landed.fix is not None
+            outputs = [p.communicate(timeout=600) for p in processes]
+            requests = len(server.requests)
+        assert [out.strip() for out, _ in outputs] == ["fixed"] * 8, outputs
+        assert requests == 1  # the lander's one reply: every process proved the fix with no model call
+        installs = store.installs()
+        assert len(installs) == 8 and all(row["ok"] and row["host"] for row in installs), installs
+        assert len({row["pid"] for row in installs}) == 8
+    finally:
+        store.close()
+
+
+def test_the_listener_is_one_daemon_thread_per_store_and_stops_cleanly(tmp_path):
+    import threading
+
+    import regrow
+    from regrow import _fleet_listen
+
+    shop = _load((tmp_path / "shop.py").parent if (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET)) else
+                 tmp_path, "shop_listener")
+    store = Store(tmp_path / "regrow.db")
+    try:
+        first = regrow.heal(tests=[shop.rupees], proposers=[], store=store)(shop.parse_price)
+        second = regrow.heal(tests=[shop.rupees], proposers=[], store=store)(shop.rupees)
+        listeners = [t for t in threading.enumerate() if t.name == "regrow-fleet-listener"]
+        assert len(listeners) == 1 and listeners[0].daemon
+        assert _fleet_listen.stop()
+        assert not listeners[0].is_alive()
+        assert first and second
+    finally:
+        store.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,6 +32,7 @@ ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see 
 _UNTRUSTED_ENGINE_LABEL = "unknown (labelled engine by an untrusted proposer)"
 _SESSION_FIELDS = ("id", "qualname", "fingerprint", "ok", "reason", "candidates", "duration", "fix", "created", "host")
 _JOB_FIELDS = ("id", "target", "fingerprint", "state", "worker", "attempts", "result", "host", "created", "finished")
+_INSTALL_FIELDS = ("id", "key", "qualname", "host", "pid", "ok", "reason", "created")
 _BACKENDS: dict[str, type[Store]] = {}  # URL scheme -> backend, filled as the backends are imported
 HOST = socket.gethostname()
 
@@ -69,6 +71,8 @@ class Store:
     NOW: ClassVar[str]  # the database's clock, in seconds since the epoch
     SKIP: ClassVar[str] = ""  # what makes a worker pass over rows another worker holds
     LOCK: ClassVar[str] = ""  # a statement taking the lock under which migrations run
+    NOTIFY: ClassVar[str] = ""  # a statement waking the fleet's listeners when a fix lands (one parameter: its key)
+    closed: bool = False
     TYPES: ClassVar[Mapping[str, str]]  # {id} and {real} in the schema
     max_ledger_verdicts: int
 
@@ -176,6 +180,9 @@ class Store:
                     "fingerprint = excluded.fingerprint, source = excluded.source, origin = excluded.origin, "
                     "operator = excluded.operator, created = excluded.created, hits = 0",
                     (key, result.target, fingerprint, fix.source, origin, fix.operator, now))
+                tx.insert("INSERT INTO landings (key, host, created) VALUES (?, ?, ?)", (key, HOST, now))
+                if self.NOTIFY:  # delivered when the transaction commits: the wake-up only, the table is the truth
+                    tx.rows(self.NOTIFY, (key,))
         return session
 
     def sessions(self, qualname: str | None = None) -> list[dict[str, Any]]:
@@ -185,6 +192,38 @@ class Store:
             found = tx.rows(query + (" WHERE qualname = ?" if qualname else "") + " ORDER BY id DESC",
                             (qualname,) if qualname else ())
         return [dict(zip(_SESSION_FIELDS, row, strict=True)) for row in found]
+
+    # Distribution -------------------------------------------------------------------------------
+
+    def last_landing(self) -> int:
+        """The id of the newest fix that landed (0: none yet): a listener adopts only what lands after."""
+        with self._transaction(write=False) as tx:
+            return int(tx.rows("SELECT COALESCE(MAX(id), 0) FROM landings")[0][0])
+
+    def landings(self, after: int) -> list[tuple[int, Candidate, str]]:
+        """The fixes that landed after landing ``after``, oldest first: (landing id, the fix with its
+        origin, the key it is stored under)."""
+        with self._transaction(write=False) as tx:
+            found = tx.rows("SELECT l.id, f.key, f.source, f.origin, f.operator FROM landings l "
+                            "JOIN fixes f ON f.key = l.key WHERE l.id > ? ORDER BY l.id", (after,))
+        return [(int(id_), Candidate(source, origin=origin, operator=operator, note=f"landed under {key}"), str(key))
+                for id_, key, source, origin, operator in found]
+
+    def wake(self, timeout: float) -> None:
+        """Return when a fix may have landed, or after ``timeout`` seconds (polling: the timeout)."""
+        time.sleep(timeout)
+
+    def installed(self, key: str, qualname: str, ok: bool, reason: str) -> None:
+        """Record that this process adopted (or refused) the fix stored under ``key``."""
+        with self._transaction() as tx:
+            tx.insert("INSERT INTO installs (key, qualname, host, pid, ok, reason, created) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)", (key, qualname, HOST, os.getpid(), int(ok), reason, time.time()))
+
+    def installs(self) -> list[dict[str, Any]]:
+        """Every adoption of a landed fix by a running process, newest first, with its host."""
+        with self._transaction(write=False) as tx:
+            found = tx.rows(f"SELECT {', '.join(_INSTALL_FIELDS)} FROM installs ORDER BY id DESC")
+        return [dict(zip(_INSTALL_FIELDS, row, strict=True)) for row in found]
 
     # Single flight --------------------------------------------------------------------------------
 

@@ -62,6 +62,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             finished {real})""",
         "CREATE INDEX jobs_waiting ON jobs(state, id)",
     ),
+    (  # 3: distribution — every fix that landed (what running processes adopt), every adoption with its host
+        """CREATE TABLE landings (
+            id {id},
+            key TEXT NOT NULL,
+            host TEXT NOT NULL,
+            created {real} NOT NULL)""",
+        """CREATE TABLE installs (
+            id {id},
+            key TEXT NOT NULL,
+            qualname TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            ok INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            created {real} NOT NULL)""",
+    ),
 )
 
 VERSION = len(MIGRATIONS)  # the schema this regrow writes
