@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._assembly import RepairRequest, run_repair
 from ._cache import source_hash
@@ -62,15 +62,17 @@ def run_claimed(request: RepairRequest, *, lease: float = LEASE, bound: float | 
     holder: str | None = None
     while True:
         try:
-            if store.claim(key, me, lease):
-                return _hold(request, store, key, me, lease)
-            if store.landed(key):
-                return _served(request)
-            holder = store.holder(key) or holder
+            won = store.claim(key, me, lease)
+            landed = not won and store.landed(key)
+            holder = None if won or landed else store.holder(key) or holder
         except Exception as exc:  # the store is away: this process's own behaviour, as without a fleet
             log.warning("the store %s cannot be reached (%s): repairing %s here alone", store, exc,
                         request.target.qualname)
             return run_repair(request)
+        if won:
+            return _hold(request, store, key, me, lease)
+        if landed:
+            return _served(request)
         if time.monotonic() >= deadline:
             return refused_result(request.target.qualname, request.failure,
                                   f"another process ({holder or 'unknown'}) holds the repair of this failure and "
@@ -80,9 +82,16 @@ def run_claimed(request: RepairRequest, *, lease: float = LEASE, bound: float | 
 
 def _hold(request: RepairRequest, store: Store, key: str, me: str, lease: float) -> RepairResult:
     """Run the session while holding the claim; a session that found nothing keeps it for the cooldown."""
+    models = [p for p in request.options.proposers or () if hasattr(p, "usage") and hasattr(p, "limits")]
+    before = [(p.usage.calls, p.usage.cost) for p in models]
     try:
         with renewing(store, key, me, lease):
-            result = run_repair(request)
+            result = _within_budget(request, store, models)
+            calls = sum(p.usage.calls for p in models) - sum(c for c, _ in before)
+            if calls:
+                with contextlib.suppress(Exception):  # a store that is away: the spend goes unrecorded
+                    store.spend(request.failure.fingerprint, calls,
+                                sum(p.usage.cost for p in models) - sum(c for _, c in before))
     except BaseException:
         with contextlib.suppress(Exception):
             store.release(key, me)
@@ -93,6 +102,26 @@ def _hold(request: RepairRequest, store: Store, key: str, me: str, lease: float)
         else:
             store.release(key, me)
     return result
+
+
+def _within_budget(request: RepairRequest, store: Store, models: list[Any]) -> RepairResult:
+    """Run the session, with its model proposers only where the fleet's budgets allow (the store decides)."""
+    if not models:
+        return run_repair(request)
+    hourly = [p.limits.max_calls_per_failure_per_hour for p in models]
+    try:
+        refusal = store.spend_refusal(request.failure.fingerprint,
+                                      None if None in hourly else min(h for h in hourly if h is not None))
+    except Exception as exc:  # the store is away: each model proposer's own budgets still hold
+        log.warning("the store %s cannot be reached (%s): the fleet's budgets are not checked", store, exc)
+        refusal = ""
+    if not refusal:
+        return run_repair(request)
+    rest = tuple(p for p in request.options.proposers or () if p not in models)
+    log.warning("%s: no model is asked: %s", request.target.qualname, refusal)
+    if not rest:
+        return refused_result(request.target.qualname, request.failure, refusal, request.options)
+    return run_repair(dataclasses.replace(request, options=dataclasses.replace(request.options, proposers=rest)))
 
 
 def _served(request: RepairRequest) -> RepairResult:

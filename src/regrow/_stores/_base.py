@@ -225,6 +225,46 @@ class Store:
             found = tx.rows(f"SELECT {', '.join(_INSTALL_FIELDS)} FROM installs ORDER BY id DESC")
         return [dict(zip(_INSTALL_FIELDS, row, strict=True)) for row in found]
 
+    # Budgets across the fleet ---------------------------------------------------------------------
+
+    def set_budget(self, *, spend_cap: float | None = None, calls_per_failure_per_hour: int | None = None) -> None:
+        """Set the fleet's model budgets, read by every process at every claim: a cap on what all sessions
+        spend in total (USD), and model calls per failure fingerprint per rolling hour (``None``: no
+        fleet-wide cap; the hourly calls fall back to each model proposer's own limit)."""
+        with self._transaction() as tx:
+            for name, value in (("spend_cap", spend_cap), ("calls_per_failure_per_hour", calls_per_failure_per_hour)):
+                tx.change("DELETE FROM budget WHERE name = ?", (name,))
+                if value is not None:
+                    tx.change("INSERT INTO budget (name, value) VALUES (?, ?)", (name, float(value)))
+
+    def spend_refusal(self, fingerprint: str, hourly: int | None) -> str:
+        """Why a session for ``fingerprint`` may not call a model now (``""``: it may), decided in one
+        transaction from the spend table: the fleet's calls for it in the last hour (database clock) against
+        the fleet's hourly limit (else ``hourly``), and the fleet's total spend against its cap."""
+        with self._transaction() as tx:
+            if self.LOCK:
+                tx.rows(self.LOCK)  # one decision at a time fleet-wide
+            limits = dict(tx.rows("SELECT name, value FROM budget"))
+            hourly = int(limits["calls_per_failure_per_hour"]) if "calls_per_failure_per_hour" in limits else hourly
+            if hourly is not None:
+                calls = int(tx.rows(self._sql("SELECT COALESCE(SUM(calls), 0) FROM spend WHERE fingerprint = ? "
+                                              "AND created > {now} - 3600"), (fingerprint,))[0][0])
+                if calls >= hourly:
+                    return (f"this failure ({fingerprint}) already had {calls} model calls across the fleet in the "
+                            f"last hour (limit {hourly}): it is not sent to a model again yet")
+            cap = limits.get("spend_cap")
+            if cap is not None:
+                spent = float(tx.rows("SELECT COALESCE(SUM(cost), 0) FROM spend")[0][0])
+                if spent >= float(cap):
+                    return f"the fleet's model spend cap of ${float(cap):g} is spent (${spent:.4f})"
+        return ""
+
+    def spend(self, fingerprint: str, calls: int, cost: float) -> None:
+        """Count what a session's model calls spent, fleet-wide (``cost`` in USD)."""
+        with self._transaction() as tx:
+            tx.change(self._sql("INSERT INTO spend (fingerprint, calls, cost, host, created) "
+                                "VALUES (?, ?, ?, ?, {now})"), (fingerprint, int(calls), float(cost), HOST))
+
     # Single flight --------------------------------------------------------------------------------
 
     def claim(self, fingerprint: str, holder: str, lease_seconds: float) -> bool:

@@ -78,6 +78,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             reason TEXT NOT NULL,
             created {real} NOT NULL)""",
     ),
+    (  # 4: budgets across the fleet — what model calls every session spent, and the fleet's limits
+        """CREATE TABLE spend (
+            id {id},
+            fingerprint TEXT NOT NULL,
+            calls INTEGER NOT NULL,
+            cost {real} NOT NULL,
+            host TEXT NOT NULL,
+            created {real} NOT NULL)""",
+        "CREATE INDEX spend_by_fingerprint ON spend(fingerprint, created)",
+        "CREATE TABLE budget (name TEXT PRIMARY KEY, value {real})",
+    ),
 )
 
 VERSION = len(MIGRATIONS)  # the schema this regrow writes
