@@ -181,3 +181,35 @@ def test_the_listener_is_one_daemon_thread_per_store_and_stops_cleanly(tmp_path)
         assert first and second
     finally:
         store.close()
+
+
+def test_a_landing_whose_notification_was_lost_is_still_found_by_the_bounded_poll(pg_url, tmp_path):
+    import regrow
+    from regrow import _fleet_listen
+
+    (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET))
+    here, lander = _load(tmp_path, "shop_lost_here"), _load(tmp_path, "shop_lost_lander")
+    store, quiet = Store(pg_url), Store(pg_url)
+    quiet.NOTIFY = ""  # this store's landings send no NOTIFY: as if the notification were lost
+    try:
+        healed = regrow.heal(tests=[here.rupees], proposers=[], store=store)(here.parse_price)
+        fixed = regrow.heal(tests=[lander.rupees], proposers=[_Fix()], store=quiet)(lander.parse_price)
+        assert fixed("₹1,299") == 1299.0  # landed in the store, with no notification
+        deadline = time.monotonic() + 120
+        while healed.__regrow__.results == [] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert here.parse_price("₹7") == 7.0  # adopted by the poll
+        assert _fleet_listen.stop()
+    finally:
+        store.close()
+        quiet.close()
+
+
+class _Fix:
+    name = "fix"
+
+    def propose(self, request):
+        from regrow.extend import Candidate
+
+        yield Candidate('def parse_price(text: str) -> float:\n'
+                        '    return float("".join(c for c in text if c.isdigit() or c == "."))\n', origin="test")
