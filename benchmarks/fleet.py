@@ -8,7 +8,8 @@ Run: .venv/bin/python benchmarks/fleet.py  (or: make bench)
   tests before installing it). Goal: <= 1 s.
 - *claim* and *lookup*: the median of 200 single-flight claims (fresh fingerprints) and of 200 cache
   lookups of a stored fix, in this process.
-- *jobs/s*: 1, 2 and 4 `regrow worker`-style processes drain 24 captured jobs (two thirds fixable,
+- *jobs/s*: 1, 2 and 4 `regrow worker`-style processes, started and imported before the clock starts,
+  drain 24 captured jobs (two thirds fixable,
   one third unfixable); jobs per second and the ratio against 1 worker, in the same run.
 
 PostgreSQL runs on a server started for the run (tests/pg_server.py; PostgreSQL 15's binaries), as the
@@ -76,8 +77,15 @@ while time.monotonic() < deadline:
 '''
 
 WORKER = '''
-import sys
+import sys, time
+from pathlib import Path
 from regrow._worker import work
+import bench_shop  # imported before the clock starts, as a running worker has it
+
+folder = Path(sys.argv[3])
+(folder / f"ready-{sys.argv[2]}").touch()
+while not (folder / "go").exists():
+    time.sleep(0.005)
 print(len(work(sys.argv[1], name=sys.argv[2], until_idle=True, lease=120)), flush=True)
 '''
 WATCHERS = 8
@@ -157,9 +165,14 @@ def throughput(make_url: Any, folder: Path, workers: int) -> float:
     finally:
         store.close()
     (folder / "worker.py").write_text(textwrap.dedent(WORKER))
+    running = [subprocess.Popen([sys.executable, str(folder / "worker.py"), url, f"w{n}", str(folder)],
+                                env=_env(folder), stdout=subprocess.PIPE, text=True) for n in range(workers)]
+    while len(list(folder.glob("ready-*"))) < workers:  # started and imported: the clock counts only the work
+        if any(w.poll() is not None for w in running):
+            raise RuntimeError("a worker died before it was ready")
+        time.sleep(0.02)
     start = time.perf_counter()
-    running = [subprocess.Popen([sys.executable, str(folder / "worker.py"), url, f"w{n}"], env=_env(folder),
-                                stdout=subprocess.PIPE, text=True) for n in range(workers)]
+    (folder / "go").touch()
     done = sum(int(w.communicate(timeout=1800)[0].strip() or 0) for w in running)
     elapsed = time.perf_counter() - start
     if done != JOBS:
