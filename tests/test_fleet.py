@@ -13,6 +13,7 @@ from pathlib import Path
 from llm_servers import OpenAIServer, Text
 
 from regrow import Store
+from regrow._stores._base import HOST
 
 SRC = str(Path(__file__).parents[1] / "src")
 RIGHT = ('Strip everything but digits and the point:\n\n```python\nimport re\n\n'
@@ -213,3 +214,22 @@ class _Fix:
 
         yield Candidate('def parse_price(text: str) -> float:\n'
                         '    return float("".join(c for c in text if c.isdigit() or c == "."))\n', origin="test")
+
+
+def test_a_session_that_found_nothing_keeps_the_claim_for_the_cooldown(tmp_path):
+    import pytest
+
+    import regrow
+
+    (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET))
+    shop = _load(tmp_path, "shop_nothing")
+    store = Store(tmp_path / "regrow.db")
+    try:
+        healed = regrow.heal(tests=[shop.rupees], proposers=[], store=store, cooldown=60)(shop.parse_price)
+        with pytest.raises(ValueError):
+            healed("₹1,299")
+        [claim] = store.claims()  # the fleet does not search this failure again before the cooldown ends
+        assert 59.0 <= claim["expires"] - claim["claimed"] <= 61.0
+        assert claim["holder"].startswith(f"{HOST}:{os.getpid()}:")
+    finally:
+        store.close()
