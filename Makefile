@@ -43,6 +43,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/evidence.py
 	$(BIN)/python benchmarks/live.py
 	$(BIN)/python benchmarks/live_wait.py
+	$(BIN)/python benchmarks/fleet.py
 	$(BIN)/regrow bench benchmarks/suites/regrow40/manifest.toml --jobs 2 --out bench-results
 	$(MAKE) bench-realcode
 

@@ -2,7 +2,9 @@
 
 Started once per test session (``pg_server``), torn down after; each test gets a fresh database
 (``pg_url``). The tests run as root and PostgreSQL refuses to, so the server runs as ``nobody``.
-Without the server binaries the PostgreSQL tests are skipped with one line saying so.
+Without the server binaries the PostgreSQL tests are skipped with one line saying so, except in CI
+(``CI`` set), where they fail with that line. ``Server.pause()``/``resume()`` stop the server and start
+it again on the same data and port (the server-stopped-mid-run tests).
 """
 
 from __future__ import annotations
@@ -60,12 +62,22 @@ class Server:
         subprocess.run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
                         "--no-sync"], check=True, capture_output=True, **user, env=env, timeout=300)
         self.log = open(self.folder / "server.log", "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            [str(bindir / "postgres"), "-D", str(data), "-p", str(self.port), "-k", str(self.folder),
-             "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-             "-c", "full_page_writes=off", "-c", "max_connections=200"],
-            stdout=self.log, stderr=subprocess.STDOUT, **user, env=env)
+        self._command = [str(bindir / "postgres"), "-D", str(data), "-p", str(self.port), "-k", str(self.folder),
+                         "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
+                         "-c", "full_page_writes=off", "-c", "max_connections=200"]
+        self._user, self._env = user, env
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
+        self.resume()
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data (a fast shutdown: every connection is cut); :meth:`resume` restarts it."""
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(timeout=120)
+
+    def resume(self) -> None:
+        """Start the server (again) on the same port and data, and wait until it takes connections."""
+        self.process = subprocess.Popen(self._command, stdout=self.log, stderr=subprocess.STDOUT, **self._user,
+                                        env=self._env)
         self._wait()
 
     def _wait(self) -> None:
@@ -106,6 +118,8 @@ class Server:
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Server]:
     bindir = _bindir()
+    if bindir is None and os.environ.get("CI"):  # never silently skipped in CI: a missing binary fails, in one line
+        pytest.fail("PostgreSQL server binaries (initdb, postgres) not found: CI must install them", pytrace=False)
     if bindir is None:
         pytest.skip("PostgreSQL server binaries (initdb, postgres) not found: the PostgreSQL store tests need them")
     server = Server(bindir)

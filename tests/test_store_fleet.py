@@ -17,6 +17,7 @@ import pytest
 
 from regrow import Store
 from regrow._store import PostgresStore, SQLiteStore, StoreError
+from regrow._stores._schema import VERSION
 
 PYTHON_PATH = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"),
                                                             os.environ.get("PYTHONPATH", "")])}
@@ -46,13 +47,13 @@ def store(store_url):
 
 def test_the_url_picks_the_backend(store, store_url):
     assert isinstance(store, PostgresStore if store_url.startswith("postgresql://") else SQLiteStore)
-    assert isinstance(store, Store) and store.schema_version() == 2
+    assert isinstance(store, Store) and store.schema_version() == VERSION
 
 
 def test_a_store_from_a_newer_regrow_is_refused_with_a_clear_error(store, store_url):
     with store._transaction() as tx:
         tx.change("INSERT INTO schema_version (version) VALUES (99)")
-    with pytest.raises(StoreError, match="schema version 99, newer than this regrow's 2"):
+    with pytest.raises(StoreError, match=f"schema version 99, newer than this regrow's {VERSION}"):
         Store(store_url)
 
 
@@ -73,7 +74,7 @@ def test_an_old_sqlite_file_is_adopted_and_migrated(tmp_path):
         old.commit()
     old.close()
     store = Store(db)
-    assert store.schema_version() == 2
+    assert store.schema_version() == VERSION
     assert [(row["reason"], row["host"]) for row in store.sessions()] == [("old", "")]
     assert store.lookup("k").source == "def f(): pass"
     store.close()

@@ -9,7 +9,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
@@ -157,6 +157,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         from ._watch_run import run_main
 
         return run_main(words[1:])
+    if words[:1] == ["heal"] and any(w == "--from" or w.startswith("--from=") for w in words):
+        from ._fleet_cli import heal_from  # one capture file, healed offline (docs/fleet.md)
+
+        return _guard_errors(lambda: heal_from(words[1:], stream))
     # ``regrow heal ... -- OPTIONS``: pytest options for collecting and running the tests.
     pytest_args = words[words.index("--") + 1:] if "--" in words else []
     args = _parser().parse_args(words[: words.index("--")] if "--" in words else words)
@@ -164,10 +168,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args.pytest_args = pytest_args
     elif pytest_args:
         _parser().error("only regrow heal takes pytest options after --")
+    return _guard_errors(lambda: int(args.run(args, stream)))
+
+
+def _guard_errors(run: Callable[[], int]) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
     sys.path.insert(0, os.getcwd())
     try:
-        return int(args.run(args, stream))
+        return run()
     except RegrowError as exc:
         print(f"regrow: error: {exc}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._assembly import RepairRequest, run_repair
+from ._assembly import RepairRequest
 from ._checks import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from ._config import SWITCHES
 from ._delivery import Keeper, WriteBackMode
@@ -27,6 +27,8 @@ from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._evaluate import in_evaluation
 from ._events import Event, emit
 from ._failure import Failure, capture_exception, check_failure
+from ._fleet import run_claimed
+from ._fleet_listen import listen
 from ._generators import aresume, remake, resume
 from ._install import installed
 from ._ledger import note as _note
@@ -70,6 +72,8 @@ class Healing:
         self._recorded: collections.deque[tuple[tuple[Any, ...], dict[str, Any], Any]] = collections.deque(
             maxlen=max(options.record, 1)
         )
+        if options.store is not None and (options.tests or options.record):
+            listen(self, options.store)  # a fix another process lands is proven here and installed
 
     @property
     def last_result(self) -> RepairResult | None:
@@ -283,7 +287,7 @@ class Healing:
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
         running = self.func.__code__
-        result = run_repair(RepairRequest(self.target, failure, checks, self.options, raised=exc,
+        result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
                                           snapshot=snapshot, rebind=self._rebind, keep=self._keep))
         with self._lock:
             self.results.append(result)
@@ -293,22 +297,26 @@ class Healing:
                 if key is not None:
                     self._quiet[key] = until
                 return result
-            self._replaced = running  # what a generator's caller was iterating (see resume)
-            clear = getattr(self.entry, "cache_clear", None)
-            if callable(clear):  # an lru_cache between heal and the def kept results of the old code
-                clear()
-            self._installs += 1
+            self._took(running)
             self._regressions.append(replay)
             self._cooldown.pop(failure.fingerprint, None)
-            if self.wrapper is not None and self.entry is None:
-                self.wrapper.__defaults__ = self.func.__defaults__
-                self.wrapper.__kwdefaults__ = self.func.__kwdefaults__
             blind = not self.options.oracle and call is not None
             if blind:
                 self.tally.blind += 1
         if blind and call is not None:
             self._warn_blind(result, failure, *call)
         return result
+
+    def _took(self, running: types.CodeType) -> None:
+        """What an installed fix changes for the wrapper (the lock is held); ``running``: the code it replaced."""
+        self._replaced = running  # what a generator's caller was iterating (see resume)
+        clear = getattr(self.entry, "cache_clear", None)
+        if callable(clear):  # an lru_cache between heal and the def kept results of the old code
+            clear()
+        self._installs += 1
+        if self.wrapper is not None and self.entry is None:
+            self.wrapper.__defaults__ = self.func.__defaults__
+            self.wrapper.__kwdefaults__ = self.func.__kwdefaults__
 
     def _warn_blind(self, result: RepairResult, failure: Failure, args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> None:

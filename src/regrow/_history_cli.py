@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ._errors import RegrowError
+from ._stores._base import _INSTALL_FIELDS, _JOB_FIELDS
 
 DEFAULT_STORE = Path(".regrow") / "ledger.sqlite"
 
@@ -22,11 +23,15 @@ def add_history_commands(commands: Any) -> None:
     history = commands.add_parser("history", help="the repairs recorded in a store's ledger, newest first")
     history.add_argument("--function", default=None, metavar="QUALNAME", help="only this function's sessions")
     history.add_argument("--limit", type=int, default=20, metavar="N", help="at most N sessions (20)")
+    history.add_argument("--jobs", dest="what", action="store_const", const="jobs", default="sessions",
+                         help="the jobs handed to workers instead, with the host that submitted each")
+    history.add_argument("--installs", dest="what", action="store_const", const="installs",
+                         help="the fixes running processes adopted from the fleet instead, with their hosts")
     show = commands.add_parser("show", help="one session of the ledger: its outcome, fix and verdicts")
     show.add_argument("id", type=int, help="the session's id (from regrow history)")
     for parser in (history, show):
         parser.add_argument("--store", default=None, metavar="PATH",
-                            help=f"the SQLite ledger (default: {DEFAULT_STORE})")
+                            help=f"the SQLite ledger, or a fleet's postgresql://… store (default: {DEFAULT_STORE})")
         parser.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(run=run_history)
     show.set_defaults(run=run_show)
@@ -48,28 +53,75 @@ _COLUMNS = ("id", "qualname", "fingerprint", "ok", "reason", "candidates", "dura
 
 
 def _sessions(db: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
-    rows = db.execute(f"SELECT {', '.join(_COLUMNS)} FROM sessions {where}", args).fetchall()
-    return [{**dict(zip(_COLUMNS, row, strict=True)), "ok": bool(row[3])} for row in rows]
+    hosts = "host" in {row[1] for row in db.execute("PRAGMA table_info(sessions)")}  # a ledger older than fleets
+    columns = (*_COLUMNS, "host") if hosts else _COLUMNS
+    rows = db.execute(f"SELECT {', '.join(columns)} FROM sessions {where}", args).fetchall()
+    return [{"host": "", **dict(zip(columns, row, strict=True)), "ok": bool(row[3])} for row in rows]
+
+
+def _table(db: sqlite3.Connection, what: str) -> list[dict[str, Any]]:
+    """A fleet table of a SQLite ledger, newest first ([] when the ledger is older than fleets)."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (what,)).fetchall():
+        return []
+    names = _JOB_FIELDS if what == "jobs" else _INSTALL_FIELDS  # never a job's capture (its arguments)
+    rows = [dict(zip(names, row, strict=True))
+            for row in db.execute(f"SELECT {', '.join(names)} FROM {what} ORDER BY id DESC").fetchall()]
+    for row in rows:
+        if row.get("result") is not None:
+            row["result"] = json.loads(row["result"])
+    return rows
+
+
+def _fleet(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The sessions (or jobs, or installs) of a store at a URL, read through the store: any host of a fleet."""
+    from ._store import Store
+
+    try:
+        store = Store(args.store)
+    except RuntimeError as exc:  # StoreError: a missing driver, a server not reached
+        raise RegrowError(str(exc)) from None
+    try:
+        if args.what == "sessions":
+            return store.sessions(args.function)
+        return list(reversed(store.jobs())) if args.what == "jobs" else store.installs()
+    finally:
+        store.close()
 
 
 def run_history(args: argparse.Namespace, out: TextIO) -> int:
-    db = _open(args.store)
-    try:
-        where = "WHERE qualname = ? " if args.function else ""
-        found = _sessions(db, where + "ORDER BY id DESC LIMIT ?",
-                          (*((args.function,) if args.function else ()), max(args.limit, 0)))
-    finally:
-        db.close()
+    if args.store and "://" in args.store and not args.store.startswith("sqlite://"):
+        found = [{**row, "ok": bool(row["ok"])} if "ok" in row else row for row in _fleet(args)]
+    else:
+        db = _open(args.store.removeprefix("sqlite://") if args.store else None)
+        try:
+            where = "WHERE qualname = ? " if args.function else ""
+            found = _sessions(db, where + "ORDER BY id DESC", (args.function,) if args.function else ()) \
+                if args.what == "sessions" else _table(db, args.what)
+        finally:
+            db.close()
+    found = found[:max(args.limit, 0)]
     if args.json:
         print(json.dumps(found, indent=2), file=out)
         return 0
     if not found:
-        print("regrow: the ledger holds no sessions", file=out)
+        print(f"regrow: the ledger holds no {args.what}", file=out)
         return 0
-    print(f"{'id':>5}  {'when':<19}  {'outcome':<7}  {'cands':>5}  {'time':>7}  function", file=out)
-    for session in found:
-        print(f"{session['id']:>5}  {_when(session['created']):<19}  {'fixed' if session['ok'] else 'no fix':<7}  "
-              f"{session['candidates']:>5}  {session['duration']:>6.2f}s  {session['qualname']}", file=out)
+    if args.what == "sessions":
+        print(f"{'id':>5}  {'when':<19}  {'outcome':<7}  {'cands':>5}  {'time':>7}  {'host':<16}  function", file=out)
+        for row in found:
+            print(f"{row['id']:>5}  {_when(row['created']):<19}  {'fixed' if row['ok'] else 'no fix':<7}  "
+                  f"{row['candidates']:>5}  {row['duration']:>6.2f}s  {row['host'] or '-':<16}  {row['qualname']}",
+                  file=out)
+    elif args.what == "jobs":
+        print(f"{'id':>5}  {'when':<19}  {'state':<6}  {'host':<16}  {'worker':<24}  target", file=out)
+        for row in found:
+            print(f"{row['id']:>5}  {_when(row['created']):<19}  {row['state']:<6}  {row['host']:<16}  "
+                  f"{row['worker'] or '-':<24}  {row['target']}", file=out)
+    else:
+        print(f"{'id':>5}  {'when':<19}  {'outcome':<9}  {'host':<16}  {'pid':>7}  function", file=out)
+        for row in found:
+            print(f"{row['id']:>5}  {_when(row['created']):<19}  {'installed' if row['ok'] else 'refused':<9}  "
+                  f"{row['host']:<16}  {row['pid']:>7}  {row['qualname']}", file=out)
     return 0
 
 

@@ -20,9 +20,10 @@ import types
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ._assembly import RepairRequest, run_repair
+from ._assembly import RepairRequest
 from ._checks import Check, Replay, TestCallable, annotation_oracle
 from ._failure import capture_exception
+from ._fleet import run_claimed
 from ._ledger import refused_result
 from ._options import Options
 from ._result import RepairResult
@@ -197,7 +198,7 @@ class Worker:
         # A fix proven without an oracle is installed only with the user's consent (allow_blind).
         request = RepairRequest(Target.of(func), failure, tuple(checks), options, raised=job.exc, snapshot=False,
                                 install=options.oracle or self.allow_blind)
-        return run_repair(request), failure.fingerprint
+        return run_claimed(request), failure.fingerprint
 
 
 def _function(job: Job) -> types.FunctionType | str:

@@ -14,11 +14,13 @@ single-flight claim, so one searches and the others are served the fix from the 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ._cache import source_hash
@@ -63,6 +65,13 @@ def capture_call(func: Callable[..., Any], args: Sequence[Any] = (), kwargs: Map
             "fingerprint": failure.fingerprint, "summary": failure.summary(), **plain,
             "tests": [_ref(t) for t in tests], "verify": _ref(verify) if verify is not None else None,
             "budget": {"max_candidates": max_candidates, "timeout": timeout}, "host": HOST}
+
+
+def write_capture(capture: Mapping[str, Any], path: str | Path) -> Path:
+    """Write ``capture`` (from :func:`capture_call`) as the JSON file ``regrow heal --from`` reads."""
+    where = Path(path)
+    where.write_text(json.dumps(dict(capture), indent=2), encoding="utf-8")
+    return where
 
 
 def _opaque(node: Any) -> bool:

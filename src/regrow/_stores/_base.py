@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,6 +32,7 @@ ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see 
 _UNTRUSTED_ENGINE_LABEL = "unknown (labelled engine by an untrusted proposer)"
 _SESSION_FIELDS = ("id", "qualname", "fingerprint", "ok", "reason", "candidates", "duration", "fix", "created", "host")
 _JOB_FIELDS = ("id", "target", "fingerprint", "state", "worker", "attempts", "result", "host", "created", "finished")
+_INSTALL_FIELDS = ("id", "key", "qualname", "host", "pid", "ok", "reason", "created")
 _BACKENDS: dict[str, type[Store]] = {}  # URL scheme -> backend, filled as the backends are imported
 HOST = socket.gethostname()
 
@@ -69,6 +71,8 @@ class Store:
     NOW: ClassVar[str]  # the database's clock, in seconds since the epoch
     SKIP: ClassVar[str] = ""  # what makes a worker pass over rows another worker holds
     LOCK: ClassVar[str] = ""  # a statement taking the lock under which migrations run
+    NOTIFY: ClassVar[str] = ""  # a statement waking the fleet's listeners when a fix lands (one parameter: its key)
+    closed: bool = False
     TYPES: ClassVar[Mapping[str, str]]  # {id} and {real} in the schema
     max_ledger_verdicts: int
 
@@ -178,6 +182,9 @@ class Store:
                     "fingerprint = excluded.fingerprint, source = excluded.source, origin = excluded.origin, "
                     "operator = excluded.operator, created = excluded.created, hits = 0",
                     (key, result.target, fingerprint, fix.source, origin, fix.operator, now))
+                tx.insert("INSERT INTO landings (key, host, created) VALUES (?, ?, ?)", (key, HOST, now))
+                if self.NOTIFY:  # delivered when the transaction commits: the wake-up only, the table is the truth
+                    tx.rows(self.NOTIFY, (key,))
         return session
 
     def sessions(self, qualname: str | None = None) -> list[dict[str, Any]]:
@@ -187,6 +194,78 @@ class Store:
             found = tx.rows(query + (" WHERE qualname = ?" if qualname else "") + " ORDER BY id DESC",
                             (qualname,) if qualname else ())
         return [dict(zip(_SESSION_FIELDS, row, strict=True)) for row in found]
+
+    # Distribution -------------------------------------------------------------------------------
+
+    def last_landing(self) -> int:
+        """The id of the newest fix that landed (0: none yet): a listener adopts only what lands after."""
+        with self._transaction(write=False) as tx:
+            return int(tx.rows("SELECT COALESCE(MAX(id), 0) FROM landings")[0][0])
+
+    def landings(self, after: int) -> list[tuple[int, Candidate, str]]:
+        """The fixes that landed after landing ``after``, oldest first: (landing id, the fix with its
+        origin, the key it is stored under)."""
+        with self._transaction(write=False) as tx:
+            found = tx.rows("SELECT l.id, f.key, f.source, f.origin, f.operator FROM landings l "
+                            "JOIN fixes f ON f.key = l.key WHERE l.id > ? ORDER BY l.id", (after,))
+        return [(int(id_), Candidate(source, origin=origin, operator=operator, note=f"landed under {key}"), str(key))
+                for id_, key, source, origin, operator in found]
+
+    def wake(self, timeout: float) -> None:
+        """Return when a fix may have landed, or after ``timeout`` seconds (polling: the timeout)."""
+        time.sleep(timeout)
+
+    def installed(self, key: str, qualname: str, ok: bool, reason: str) -> None:
+        """Record that this process adopted (or refused) the fix stored under ``key``."""
+        with self._transaction() as tx:
+            tx.insert("INSERT INTO installs (key, qualname, host, pid, ok, reason, created) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?)", (key, qualname, HOST, os.getpid(), int(ok), reason, time.time()))
+
+    def installs(self) -> list[dict[str, Any]]:
+        """Every adoption of a landed fix by a running process, newest first, with its host."""
+        with self._transaction(write=False) as tx:
+            found = tx.rows(f"SELECT {', '.join(_INSTALL_FIELDS)} FROM installs ORDER BY id DESC")
+        return [dict(zip(_INSTALL_FIELDS, row, strict=True)) for row in found]
+
+    # Budgets across the fleet ---------------------------------------------------------------------
+
+    def set_budget(self, *, spend_cap: float | None = None, calls_per_failure_per_hour: int | None = None) -> None:
+        """Set the fleet's model budgets, read by every process at every claim: a cap on what all sessions
+        spend in total (USD), and model calls per failure fingerprint per rolling hour (``None``: no
+        fleet-wide cap; the hourly calls fall back to each model proposer's own limit)."""
+        with self._transaction() as tx:
+            for name, value in (("spend_cap", spend_cap), ("calls_per_failure_per_hour", calls_per_failure_per_hour)):
+                tx.change("DELETE FROM budget WHERE name = ?", (name,))
+                if value is not None:
+                    tx.change("INSERT INTO budget (name, value) VALUES (?, ?)", (name, float(value)))
+
+    def spend_refusal(self, fingerprint: str, hourly: int | None) -> str:
+        """Why a session for ``fingerprint`` may not call a model now (``""``: it may), decided in one
+        transaction from the spend table: the fleet's calls for it in the last hour (database clock) against
+        the fleet's hourly limit (else ``hourly``), and the fleet's total spend against its cap."""
+        with self._transaction() as tx:
+            if self.LOCK:
+                tx.rows(self.LOCK)  # one decision at a time fleet-wide
+            limits = dict(tx.rows("SELECT name, value FROM budget"))
+            hourly = int(limits["calls_per_failure_per_hour"]) if "calls_per_failure_per_hour" in limits else hourly
+            if hourly is not None:
+                calls = int(tx.rows(self._sql("SELECT COALESCE(SUM(calls), 0) FROM spend WHERE fingerprint = ? "
+                                              "AND created > {now} - 3600"), (fingerprint,))[0][0])
+                if calls >= hourly:
+                    return (f"this failure ({fingerprint}) already had {calls} model calls across the fleet in the "
+                            f"last hour (limit {hourly}): it is not sent to a model again yet")
+            cap = limits.get("spend_cap")
+            if cap is not None:
+                spent = float(tx.rows("SELECT COALESCE(SUM(cost), 0) FROM spend")[0][0])
+                if spent >= float(cap):
+                    return f"the fleet's model spend cap of ${float(cap):g} is spent (${spent:.4f})"
+        return ""
+
+    def spend(self, fingerprint: str, calls: int, cost: float) -> None:
+        """Count what a session's model calls spent, fleet-wide (``cost`` in USD)."""
+        with self._transaction() as tx:
+            tx.change(self._sql("INSERT INTO spend (fingerprint, calls, cost, host, created) "
+                                "VALUES (?, ?, ?, ?, {now})"), (fingerprint, int(calls), float(cost), HOST))
 
     # Single flight --------------------------------------------------------------------------------
 
@@ -213,6 +292,13 @@ class Store:
             found = tx.rows(self._sql("SELECT holder FROM claims WHERE fingerprint = ? AND expires >= {now}"),
                             (fingerprint,))
         return str(found[0][0]) if found else None
+
+    def landed(self, key: str) -> bool:
+        """Whether a proven fix is stored for the failure claimed under ``key`` (``source hash:fingerprint``),
+        whatever checks proved it."""
+        prefix = f"{key}:"
+        with self._transaction(write=False) as tx:
+            return bool(tx.rows("SELECT 1 FROM fixes WHERE substr(key, 1, ?) = ? LIMIT 1", (len(prefix), prefix)))
 
     def claims(self) -> list[dict[str, Any]]:
         """Every claim with its holder, when it was claimed and when its lease ends (database clock)."""

@@ -62,6 +62,33 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             finished {real})""",
         "CREATE INDEX jobs_waiting ON jobs(state, id)",
     ),
+    (  # 3: distribution — every fix that landed (what running processes adopt), every adoption with its host
+        """CREATE TABLE landings (
+            id {id},
+            key TEXT NOT NULL,
+            host TEXT NOT NULL,
+            created {real} NOT NULL)""",
+        """CREATE TABLE installs (
+            id {id},
+            key TEXT NOT NULL,
+            qualname TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            ok INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            created {real} NOT NULL)""",
+    ),
+    (  # 4: budgets across the fleet — what model calls every session spent, and the fleet's limits
+        """CREATE TABLE spend (
+            id {id},
+            fingerprint TEXT NOT NULL,
+            calls INTEGER NOT NULL,
+            cost {real} NOT NULL,
+            host TEXT NOT NULL,
+            created {real} NOT NULL)""",
+        "CREATE INDEX spend_by_fingerprint ON spend(fingerprint, created)",
+        "CREATE TABLE budget (name TEXT PRIMARY KEY, value {real})",
+    ),
 )
 
 VERSION = len(MIGRATIONS)  # the schema this regrow writes

@@ -60,7 +60,7 @@ class SQLiteStore(Store):
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             self._local.db = db
@@ -80,6 +80,7 @@ class SQLiteStore(Store):
         db.execute("COMMIT")
 
     def close(self) -> None:
+        self.closed = True
         _close_all(self._all, self._all_lock)
         self._local = threading.local()
 
