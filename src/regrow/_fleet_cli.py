@@ -39,7 +39,7 @@ def _load(path: str) -> dict[str, Any]:
     except ValueError as exc:
         raise RegrowError(f"{path} is not a capture (not JSON: {exc})") from None
     if not isinstance(capture, dict) or not isinstance(capture.get("target"), str) or "args" not in capture:
-        raise RegrowError(f"{path} is not a capture: it names no 'target' and 'args' (see regrow._worker.capture_call)")
+        raise RegrowError(f"{path} is not a capture: it names no 'target' and 'args' (see capture_call)")
     return capture
 
 
