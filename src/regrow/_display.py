@@ -64,6 +64,8 @@ class Display:
     def __call__(self, event: Event) -> None:
         if event.type == "attempt_start":
             self.set_phase(f"searching with {event.message or 'proposer ' + str(event.attempt)}")
+        elif event.type == "progress" and event.message:
+            self.set_phase(event.message)
         elif event.type == "verdict" and event.verdict is not None and event.candidate is not None:
             self.judged += 1
             label = event.candidate.describe().split(" at line ")[0] + where(self.target, event.candidate.line)

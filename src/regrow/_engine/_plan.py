@@ -28,6 +28,7 @@ from .._target import Target
 from ._edits import EditSizes, Insert, Operator, Replacement
 from ._localize import Spectrum
 from ._pairs import Coupled, pairs
+from ._ranked import Ranked
 from ._scope import Site
 from ._serve import Overrun, time_limit
 from ._splice import splice, splice_both
@@ -84,14 +85,15 @@ class Plan:
     target: Target
     source: str
     function: ast.FunctionDef | ast.AsyncFunctionDef
-    edits: list[Edit]
+    edits: list[Edit] | Ranked  # Ranked: made as the search reads them (see _ranked)
     spectrum: Spectrum | None
     stats: Stats
     reuse: bool = False  # judge a candidate only on the checks that reach what it changes (see unreached)
 
     def __post_init__(self) -> None:
-        for index, edit in enumerate(self.edits):
-            edit.index = index
+        if isinstance(self.edits, list):
+            for index, edit in enumerate(self.edits):
+                edit.index = index
         self._sizes = EditSizes()
         self._spans: dict[int, range] = {}
         self._unreached: dict[tuple[tuple[int, bool], ...], frozenset[str]] = {}
@@ -163,7 +165,7 @@ class Plan:
     def order(self, max_size: Callable[[], int | None], after: Edit | None = None) -> Iterator[Edit]:
         """The single edits in search order after ``after``; those larger than ``max_size()`` skipped."""
         start = 0 if after is None else after.index + 1
-        for edit in self.edits[start:]:
+        for edit in self.edits.upto(start) if isinstance(self.edits, Ranked) else self.edits[start:]:
             limit = max_size()
             if limit is None or self.size(edit) <= limit:
                 yield edit
