@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import textwrap
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -120,3 +122,25 @@ def test_a_long_function_under_a_tiny_deadline_ends_with_the_time_budget(
     assert not result.ok
     assert "time budget" in result.reason or result.candidates > 0, result.reason
     assert any(event.type == "progress" and event.message.startswith("planning") for event in events)
+
+
+def test_a_forked_copy_of_the_walk_tells_no_one() -> None:
+    told: list[str] = []
+    ranked = Ranked(_scope(SMALL), OPERATORS, _weight, progress=told.append)
+    read, write = os.pipe()
+    with warnings.catch_warnings():  # 3.12+ warns about a fork in a process with threads; the child only walks
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # a judging child: it makes edits from its copy, and the host's handlers hear nothing of it
+        try:
+            list(ranked)
+            os.write(write, str(len(told)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    heard = os.read(read, 16)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert heard == b"0" and told == []
+    list(ranked)
+    assert len(told) == 4  # one line per tier, in the host

@@ -19,6 +19,7 @@ edit in time already), and being deterministic, makes the same edits.
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ class Ranked:
         self.overdue = False  # a walk in search order stopped at the deadline with edits left
         self.timed = False  # whether the walk now under way stops at the deadline
         self.sites = len(scope.sites)
+        self._pid = os.getpid()
         self._walk: Iterator[Edit | None] | None = _walk(scope, operators, weight, self)
 
     def __len__(self) -> int:
@@ -105,7 +107,9 @@ class Ranked:
         return self._deadline is not None and self._clock() >= self._deadline
 
     def tell(self, message: str) -> None:
-        if self._progress is not None:
+        """Progress, from the process that made the plan only: a worker's copy of the walk tells no one
+        (the handlers are the host's: a display, the user's own)."""
+        if self._progress is not None and os.getpid() == self._pid:
             self._progress(message)
 
 
