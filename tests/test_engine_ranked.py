@@ -13,8 +13,8 @@ from typing import Any
 
 import regrow
 from regrow._engine._operators import OPERATORS
-from regrow._engine._plan import Edit, Stats
-from regrow._engine._ranked import Ranked
+from regrow._engine._plan import Stats
+from regrow._engine._ranked import Edit, Ranked
 from regrow._engine._scope import Scope, Site
 
 SMALL = textwrap.dedent('''

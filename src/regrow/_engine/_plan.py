@@ -25,10 +25,10 @@ from .._candidate import Candidate
 from .._checks import Check, known_to_pass
 from .._evaluate import evaluate
 from .._target import Target
-from ._edits import EditSizes, Insert, Operator, Replacement
+from ._edits import EditSizes, Insert, Replacement
 from ._localize import Spectrum
 from ._pairs import Coupled, pairs
-from ._ranked import Ranked
+from ._ranked import Edit, Ranked
 from ._scope import Site
 from ._serve import Overrun, time_limit
 from ._splice import splice, splice_both
@@ -57,16 +57,6 @@ class Stats:
 
     def as_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "per_second": round(self.per_second, 1)}
-
-
-@dataclasses.dataclass(order=True)
-class Edit:
-    key: tuple[int, float, int, int, int]
-    op: Operator = dataclasses.field(compare=False)
-    site: Site = dataclasses.field(compare=False)
-    new: Replacement = dataclasses.field(compare=False)
-    index: int = dataclasses.field(default=-1, compare=False)  # its place in the plan's order (-1 - n: pair n)
-    second: Edit | None = dataclasses.field(default=None, compare=False)  # the other edit of a pair
 
 
 class Made(NamedTuple):

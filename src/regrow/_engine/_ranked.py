@@ -18,19 +18,37 @@ edit in time already), and being deterministic, makes the same edits.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ._edits import Operator
+from ._edits import Operator, Replacement
 from ._scope import Scope, Site
 
-if TYPE_CHECKING:
-    from ._plan import Edit, Stats
-
 Progress = Callable[[str], None]
+
+
+@dataclasses.dataclass(order=True)
+class Edit:
+    """One edit at one site; ``key`` is its place in the search order (see the module)."""
+
+    key: tuple[int, float, int, int, int]
+    op: Operator = dataclasses.field(compare=False)
+    site: Site = dataclasses.field(compare=False)
+    new: Replacement = dataclasses.field(compare=False)
+    index: int = dataclasses.field(default=-1, compare=False)  # its place in the plan's order (-1 - n: pair n)
+    second: Edit | None = dataclasses.field(default=None, compare=False)  # the other edit of a pair
+
+
+class Stats(Protocol):
+    """What the walk keeps up to date of the search's counts (``_plan.Stats``)."""
+
+    edits: int
+    evaluated: int
+    stopped: str
 
 
 class Ranked:
@@ -120,8 +138,6 @@ def _walk(scope: Scope, operators: list[Operator], weight: Callable[[Site], floa
           ranked: Ranked) -> Iterator[Edit | None]:
     """Every edit in search order (see the module). Yields ``None`` (and then goes on from the same place)
     where a walk in search order meets the deadline between two sites."""
-    from ._plan import Edit  # _plan imports this module
-
     weights = {site.order: weight(site) for site in scope.sites}
     by_weight: dict[float, list[Site]] = {}
     for site in scope.sites:  # in site order within each weight

@@ -27,9 +27,9 @@ from ._judges import Judges, cores, failing_first
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._module import Module
 from ._operators import OPERATORS
-from ._plan import Edit, Plan, Stats, judge_job
+from ._plan import Plan, Stats, judge_job
 from ._rank import Evidence, behaviour_job, rank
-from ._ranked import Progress, Ranked
+from ._ranked import Edit, Progress, Ranked
 from ._scope import Scope
 from ._worker import Worker
 
