@@ -8,7 +8,9 @@ MODULE::clamp --test TESTS --apply`` runs in a subprocess, the way a user runs i
 time (the "in N.NNs" regrow prints: localizing, planning, the search and the proof) is taken from the
 wall time of the whole command. What is left is the fixed cost: start-up (imports), collecting the
 tests, reading the definition and writing the fix back (target: 0.5 s). ``python -c pass`` and
-``python -c "import regrow"`` are timed beside it, in the same run, for scale.
+``python -c "import regrow"`` are timed beside it, in the same run, for scale. It runs twice: with
+the environment's pytest plugins (what a user's ``regrow heal`` loads) and without them, since a
+plugin's import (langsmith's here: ~2 s) is the environment's cost, not regrow's.
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ def module(lines: int) -> str:
     return '"""A long module."""\n' + "".join(parts)
 
 
-def timed(command: list[str], cwd: str) -> tuple[float, str]:
-    env = {**os.environ, "PYTHONPATH": SRC}
+def timed(command: list[str], cwd: str, **extra: str) -> tuple[float, str]:
+    env = {**os.environ, "PYTHONPATH": SRC, **extra}
     started = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
     return time.perf_counter() - started, done.stdout + done.stderr
@@ -74,28 +76,36 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"regrow heal --apply on a one-token bug in a {options.lines}-line module; Python "
           f"{sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}")
-    walls, searches, bare, imports = [], [], [], []
-    for _ in range(options.runs):
-        with tempfile.TemporaryDirectory() as folder:
-            Path(folder, "big.py").write_text(module(options.lines))
-            Path(folder, "tests").mkdir()
-            Path(folder, "tests", "test_big.py").write_text(TESTS)
-            Path(folder, "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
-            wall, output = timed([sys.executable, "-m", "regrow", "heal", "big.py::clamp", "--test",
-                                  "tests/test_big.py", "--apply"], folder)
-            found = re.search(r"fixed by .* in ([0-9.]+)s", output)
-            if not found or "> high:\n        return high" not in Path(folder, "big.py").read_text():
-                raise SystemExit(f"the heal did not fix and write the bug:\n{output}")
-            walls.append(wall)
-            searches.append(float(found.group(1)))
-            bare.append(timed([sys.executable, "-c", "pass"], folder)[0])
-            imports.append(timed([sys.executable, "-c", "import regrow"], folder)[0])
-    fixed = [wall - search for wall, search in zip(walls, searches, strict=True)]
     median = statistics.median
-    print(f"  whole command {median(walls):.2f}s; the repair it reports {median(searches):.2f}s")
-    print(f"  beyond the repair: {median(fixed):.2f}s ({'ok' if median(fixed) <= TARGET else 'MISS'}: target "
-          f"{TARGET:g}s); python -c pass {median(bare):.2f}s, import regrow {median(imports):.2f}s (medians of "
-          f"{options.runs})")
+    for label, extra in (("with this environment's pytest plugins", {}),
+                         ("without them (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1)", {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})):
+        walls, searches, bare, imports = [], [], [], []
+        for _ in range(options.runs):
+            wall, search = heal(options.lines, extra)
+            walls.append(wall)
+            searches.append(search)
+            bare.append(timed([sys.executable, "-c", "pass"], ".")[0])
+            imports.append(timed([sys.executable, "-c", "import regrow"], ".")[0])
+        fixed = [wall - search for wall, search in zip(walls, searches, strict=True)]
+        print(f"  {label}: whole command {median(walls):.2f}s, the repair it reports {median(searches):.2f}s")
+        print(f"    beyond the repair: {median(fixed):.2f}s ({'ok' if median(fixed) <= TARGET else 'MISS'}: target "
+              f"{TARGET:g}s); python -c pass {median(bare):.2f}s, import regrow {median(imports):.2f}s (medians "
+              f"of {options.runs})")
+
+
+def heal(lines: int, extra: dict[str, str]) -> tuple[float, float]:
+    """The wall time of one ``regrow heal --apply`` and the repair time it reports."""
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "big.py").write_text(module(lines))
+        Path(folder, "tests").mkdir()
+        Path(folder, "tests", "test_big.py").write_text(TESTS)
+        Path(folder, "conftest.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\n")
+        wall, output = timed([sys.executable, "-m", "regrow", "heal", "big.py::clamp", "--test",
+                              "tests/test_big.py", "--apply"], folder, **extra)
+        found = re.search(r"fixed by .* in ([0-9.]+)s", output)
+        if not found or "> high:\n        return high" not in Path(folder, "big.py").read_text():
+            raise SystemExit(f"the heal did not fix and write the bug:\n{output}")
+        return wall, float(found.group(1))
 
 
 if __name__ == "__main__":
