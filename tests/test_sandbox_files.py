@@ -138,3 +138,35 @@ def test_a_refused_write_that_stops_every_candidate_is_said_in_one_line(
         healed([1, 2, 3])
     notes = "\n".join([str(raised.value), ledger_of(raised.value)])
     assert f"every candidate was refused by the sandbox: {line}" in notes, notes
+
+
+def _write_here() -> str:
+    Path("left.txt").write_text("from the first call")
+    os.mkdir("folder")
+    return os.getcwd()
+
+
+def _what_is_here() -> dict[str, object]:
+    return {"cwd": os.getcwd(), "listing": sorted(os.listdir("."))}
+
+
+def test_a_call_finds_its_scratch_empty_though_the_folder_serves_again() -> None:
+    # Each child mounts a private tmpfs on its scratch folder, so the folder itself stays empty and is handed to
+    # the next call instead of being removed (removing a folder that is a mount point elsewhere waits on the kernel).
+    with ForkSandbox(Limits(timeout=30)) as box:
+        first, second = box.call(_write_here), box.call(_what_is_here)
+        root = box._forker._root
+        assert first.ok and second.ok, (first, second)
+        assert second.value["listing"] == []  # nothing of the first call reaches the second
+        if os.geteuid() == 0:  # the private tmpfs needs root: only then is the folder reused
+            assert second.value["cwd"] == first.value
+        assert all(os.listdir(os.path.join(root, name)) == [] for name in os.listdir(root))
+    assert not os.path.exists(root)
+
+
+def test_a_scratch_folder_left_with_files_is_never_handed_out_again() -> None:
+    with ForkSandbox(Limits(timeout=30, scratch_bytes=None)) as box:  # on disk: what a call writes stays there
+        first, second = box.call(_write_here), box.call(_what_is_here)
+        assert first.ok and second.ok, (first, second)
+        assert second.value["listing"] == [] and second.value["cwd"] != first.value
+        assert not os.path.exists(first.value)

@@ -234,3 +234,21 @@ def test_the_fix_in_the_files_indentation(folder):
     mod = load(folder, data)
     write_back(Target.of(mod.K.f), "def f(self, n):\n    if n:\n        return 2\n    return n + 1\n")
     assert Path(mod.__file__).read_bytes() == data.replace(b"return 1", b"return 2")
+
+
+def test_the_definition_is_found_where_the_running_code_says_without_parsing_the_file(folder, monkeypatch):
+    mod = load(folder, SOURCE.encode())
+    target = Target.of(mod.Shop.total)
+    monkeypatch.setitem(sys.modules, "libcst", None)  # any import of libcst now fails: the file is not parsed with it
+    write_back(target, "def total(self, n):\n    return n * 2\n")
+    text = Path(mod.__file__).read_text()
+    assert "        return n * 2\n" in text and "return n * 2 + 1" not in text
+    assert text.endswith("def total(n):\n    return n\n")  # the module's own total, of the same name, untouched
+
+
+def test_a_definition_that_moved_since_import_is_still_found_by_its_name(folder):
+    mod = load(folder, SOURCE.encode())
+    target = Target.of(mod.total)
+    Path(mod.__file__).write_text("# a line added above since the import\n" + SOURCE)
+    write_back(target, "def total(n):\n    return n - 1\n")
+    assert Path(mod.__file__).read_text().endswith("def total(n):\n    return n - 1\n")

@@ -70,6 +70,11 @@ class Display:
     def __call__(self, event: Event) -> None:
         if event.type == "attempt_start":
             self.set_phase(f"searching with {event.message or 'proposer ' + str(event.attempt)}")
+        elif event.type == "progress" and event.message:  # planning a long function: the live panel's phase
+            if self.verbose:
+                self.set_phase(event.message)
+            else:
+                self.phase = event.message  # a line each only with -v: the plain output stays short
         elif event.type == "verdict" and event.verdict is not None and event.candidate is not None:
             self.judged += 1
             shown = label(self.target, event.candidate)

@@ -16,6 +16,7 @@ log = logging.getLogger("regrow")
 EventType = Literal[
     "session_start",  # a failure started a repair session
     "attempt_start",  # a proposer was asked for candidates
+    "progress",  # a proposer says how far its work before the first candidate got (message: what it does now)
     "candidate",  # a proposer offered a candidate
     "verdict",  # a candidate was judged
     "installed",  # a proven fix replaced the live code

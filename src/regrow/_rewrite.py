@@ -41,6 +41,7 @@ class Edit:
     indent: str
     expected: str
     replacement: str
+    line: int | None = None  # where the running code says the definition starts (its first decorator), if known
 
 
 def lines_of(data: bytes) -> list[bytes]:
@@ -136,7 +137,17 @@ def _split(text: str) -> list[str]:
 
 
 def locate(lines: Sequence[str], qualname: str, edit: Edit) -> tuple[int, int]:
-    """The 0-based [start, end) line span of the one definition of ``qualname`` that reads as expected."""
+    """The 0-based [start, end) line span of the one definition of ``qualname`` that reads as expected.
+
+    Where the edit knows the line the running code starts at, the block there is read (as
+    ``inspect.getblock`` does: only its own lines are tokenized) and taken if it is a definition of
+    that name reading as expected: the one that runs, found without parsing the file (libcst takes
+    ~1 s on 3,000 lines, and ~0.4 s to import). Else every definition of ``qualname`` is found with libcst.
+    """
+    if edit.line is not None:
+        span = _at_line(lines, qualname, edit)
+        if span is not None:
+            return span
     spans = definitions("".join(lines), qualname)
     if not spans:
         raise RewriteError(f"there is no definition of {qualname} in it")
@@ -157,6 +168,35 @@ def locate(lines: Sequence[str], qualname: str, edit: Edit) -> tuple[int, int]:
         raise RewriteError(f"it changed since the fix of {qualname} was proven: {many} the text the fix was proven on")
     start, end = matching[0]
     return start - 1, end
+
+
+def _at_line(lines: Sequence[str], qualname: str, edit: Edit) -> tuple[int, int] | None:
+    """The span of the definition of ``qualname`` starting at ``edit.line`` that reads as expected, or None."""
+    import inspect
+
+    assert edit.line is not None
+    start = edit.line - 1
+    if not 0 <= start < len(lines):
+        return None
+    try:
+        block = inspect.getblock([_plain(line) + "\n" for line in lines[start:]])
+    except (SyntaxError, IndentationError, tokenize.TokenError):
+        return None
+    first = block[0] if block else ""
+    indent = first[: len(first) - len(first.lstrip())]
+    if indent != edit.indent or dedent("".join(block), indent) != edit.expected:
+        return None
+    try:  # the block alone: what the running code's first line starts must be a definition of that name
+        head = ast.parse(edit.expected).body[:1]
+    except SyntaxError:
+        return None
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
+    if not head or not isinstance(head[0], kinds) or head[0].name != qualname.rsplit(".", 1)[-1]:
+        return None
+    opening = _plain(lines[start])
+    if any(_plain(line) == opening for number, line in enumerate(lines) if number != start):
+        return None  # its first line is written elsewhere too: the full search tells twins apart, or refuses
+    return start, start + len(block)
 
 
 def rewrite(data: bytes, edit: Edit) -> bytes:

@@ -48,7 +48,7 @@ def edit_of(target: Target, source: str, expected: str | None = None) -> Edit:
     target's own, read when it was loaded), dedented, decorators included.
     """
     return Edit(target.qualname, target.indent, expected if expected is not None else target.source,
-                target.as_file_text(source))
+                target.as_file_text(source), line=target.lineno)
 
 
 def written_text(target: Target, source: str) -> str:

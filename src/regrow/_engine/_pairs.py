@@ -9,7 +9,7 @@ constant; pairs of one operator come first (the same slip twice), then by the su
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Protocol, TypeVar
 
 from ._edits import Operator, Replacement
@@ -44,7 +44,7 @@ class Coupled:
         return iter(())  # pairs are made from single edits, never at one site
 
 
-def pairs(edits: Sequence[E], top: int = TOP, per_site: int = PER_SITE) -> Iterator[tuple[E, E]]:
+def pairs(edits: Iterable[E], top: int = TOP, per_site: int = PER_SITE) -> Iterator[tuple[E, E]]:
     """Pairs of two of the first ``top`` edits (in search order) at different sites, best first."""
     chosen: list[E] = []
     at: Counter[int] = Counter()

@@ -26,9 +26,10 @@ from .._checks import Check, known_to_pass
 from .._evaluate import evaluate
 from .._target import Target
 from .._test_limits import per_test_limits
-from ._edits import EditSizes, Insert, Operator, Replacement
+from ._edits import EditSizes, Insert, Replacement
 from ._localize import Spectrum
 from ._pairs import Coupled, pairs
+from ._ranked import Edit, Ranked
 from ._scope import Site
 from ._serve import Overrun, time_limit
 from ._splice import splice, splice_both
@@ -59,16 +60,6 @@ class Stats:
         return {**dataclasses.asdict(self), "per_second": round(self.per_second, 1)}
 
 
-@dataclasses.dataclass(order=True)
-class Edit:
-    key: tuple[int, float, int, int, int]
-    op: Operator = dataclasses.field(compare=False)
-    site: Site = dataclasses.field(compare=False)
-    new: Replacement = dataclasses.field(compare=False)
-    index: int = dataclasses.field(default=-1, compare=False)  # its place in the plan's order (-1 - n: pair n)
-    second: Edit | None = dataclasses.field(default=None, compare=False)  # the other edit of a pair
-
-
 class Made(NamedTuple):
     """A candidate made from an edit: its text, the digest of its code, its edit size, the function."""
 
@@ -85,15 +76,16 @@ class Plan:
     target: Target
     source: str
     function: ast.FunctionDef | ast.AsyncFunctionDef
-    edits: list[Edit]
+    edits: list[Edit] | Ranked  # Ranked: made as the search reads them (see _ranked)
     spectrum: Spectrum | None
     stats: Stats
     reuse: bool = False  # judge a candidate only on the checks that reach what it changes (see unreached)
     limits: dict[str, float] = dataclasses.field(default_factory=dict)  # each check's own time limit (seconds)
 
     def __post_init__(self) -> None:
-        for index, edit in enumerate(self.edits):
-            edit.index = index
+        if isinstance(self.edits, list):
+            for index, edit in enumerate(self.edits):
+                edit.index = index
         self._sizes = EditSizes()
         self._spans: dict[int, range] = {}
         self._unreached: dict[tuple[tuple[int, bool], ...], frozenset[str]] = {}
@@ -165,7 +157,7 @@ class Plan:
     def order(self, max_size: Callable[[], int | None], after: Edit | None = None) -> Iterator[Edit]:
         """The single edits in search order after ``after``; those larger than ``max_size()`` skipped."""
         start = 0 if after is None else after.index + 1
-        for edit in self.edits[start:]:
+        for edit in self.edits.upto(start) if isinstance(self.edits, Ranked) else self.edits[start:]:
             limit = max_size()
             if limit is None or self.size(edit) <= limit:
                 yield edit

@@ -27,8 +27,9 @@ from ._judges import Judges, cores, failing_first
 from ._localize import Spectrum, record, split_checks, suspicion, trace_job
 from ._module import Module
 from ._operators import OPERATORS
-from ._plan import Edit, Plan, Stats, judge_job
+from ._plan import Plan, Stats, judge_job
 from ._rank import Evidence, behaviour_job, rank
+from ._ranked import Edit, Progress, Ranked
 from ._scope import Scope
 from ._worker import Worker
 
@@ -127,6 +128,7 @@ class Engine(BaseProposer):
         started = time.monotonic()
         spectrum = None
         if worker is not None:
+            (_progress(request) or _quiet)(f"planning: localizing the fault with {len(request.checks)} check(s)")
             budget = started + max(request.deadline - started, 0.0) / 4
             spectrum = record(split_checks(request.checks), worker, self.localize_timeout, deadline=budget)
         stats.localize_seconds = time.monotonic() - started
@@ -135,15 +137,10 @@ class Engine(BaseProposer):
         failing = request.failure.lineno or (spectrum.failing_line() if spectrum else None)
         score = suspicion(spectrum, failing)
         offset = target.def_lineno - 1  # site lines count from the def line; coverage has file lines
-        edits = []
         scope = Scope.of(function, Module.of(target))
-        for site in scope.sites:
-            weight = score(site.line + offset)
-            for op in self.operators:
-                for k, new in enumerate(op.edits(site, scope)):
-                    edits.append(Edit((op.tier, -weight, op.prior, site.order, k), op, site, new))
-        edits.sort()
-        stats.edits = len(edits)
+        left = max(request.deadline - time.monotonic(), 0.0)
+        edits = Ranked(scope, self.operators, lambda site: score(site.line + offset), stats=stats,
+                       deadline=request.deadline - min(2.0, left / 10), progress=_progress(request))
         return Plan(target, source, function, edits, spectrum, stats, reuse=self.reuse and not self.fresh)
 
     def localize(self, request: Request) -> Suspicion:
@@ -253,6 +250,18 @@ class Engine(BaseProposer):
             stats.stopped = (f"search space exhausted: all {stats.evaluated} candidates judged" if found else
                              f"search space exhausted: all {stats.evaluated} candidates failed")
         return found
+
+
+def _progress(request: Request) -> Progress | None:
+    """Where planning reports how far it got: a ``progress`` event to the request's handlers, if any."""
+    if not request.events:
+        return None
+    target, attempt, handlers = request.target.qualname, request.attempt, request.events
+    return lambda message: emit(handlers, Event("progress", target, attempt, message=message))
+
+
+def _quiet(message: str) -> None:
+    pass
 
 
 def _unless(found: list[Evidence], then: list[Edit]) -> Iterator[Edit]:

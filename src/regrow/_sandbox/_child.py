@@ -132,14 +132,13 @@ def setup(plan: _guard.Plan, fds: tuple[int, int | None], locks: tuple[Any, ...]
         try:
             result_fd, keep, request_fd = own_fds(fds, plan.netns_fd, request)
             fresh_process(locks)
-            own = dataclasses.replace(plan, netns_fd=keep)
-            _guard.private_scratch(own)  # before anything is made in scratch
+            _guard.private_scratch(plan)  # before anything is made in scratch
             _pytest_temp_inside(plan.scratch)
-            _guard.confine(own, scratch_ready=True)
+            _guard.confine(plan, scratch_ready=True, netns_fd=keep)  # the namespace fd as renumbered here
             if keep is not None:
                 os.close(keep)
             if watched:
-                _guard.watch(own, result_fd)  # last: nothing after it may use ctypes
+                _guard.watch(plan, result_fd)  # last: nothing after it may use ctypes
         except BaseException as exc:  # a guard that fails to apply: never run the job unguarded
             _report_setup_failure(result_fd, exc)
             os._exit(70)

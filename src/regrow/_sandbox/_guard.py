@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Collection, Mapping
+from types import EllipsisType
 from typing import Any
 
 from .._redact import is_secret_variable
@@ -249,15 +250,17 @@ def private_scratch(plan: Plan) -> bool:
     return True
 
 
-def confine(plan: Plan, scratch_ready: bool = False) -> None:
+def confine(plan: Plan, scratch_ready: bool = False, netns_fd: int | EllipsisType | None = ...) -> None:
     """Every guard but the syscall filter and the audit hook: the private scratch (unless ``scratch_ready``:
     made already), limits, secrets, network, scratch as the working directory and the temp folder,
-    Landlock, private shared memory, no privileges. The process must be in its own session."""
+    Landlock, private shared memory, no privileges. The process must be in its own session.
+    ``netns_fd``: the namespace's fd where it is not ``plan.netns_fd`` (a child that renumbered its fds;
+    cheaper than a copy of the plan, whose every page the child would copy)."""
     scratch, limits = plan.scratch, plan.limits
     if not scratch_ready:
         private_scratch(plan)
     _kernel.die_with_parent()
-    _kernel.enter_netns(plan.netns_fd)
+    _kernel.enter_netns(plan.netns_fd if netns_fd is ... else netns_fd)
     _kernel.privatize(plan.shared)  # before the address-space limit: it holds a copy of each mapping for a moment
     set_rlimits(plan.rlimits if plan.rlimits is not None else rlimits(limits, plan.baseline, plan.per_call))
     scrub_environ(plan.secrets, scratch, plan.environ)

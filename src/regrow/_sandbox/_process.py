@@ -58,6 +58,7 @@ class Forker:
         self._root = scratch_folder(self, "regrow-sandbox-")
         self._count = itertools.count()
         self._exited: list[int] = []  # children that sent their result and were told to go, not yet reaped
+        self._idle: list[str] = []  # scratch folders no call uses now, empty: a private tmpfs was mounted on them
         self._lock = threading.Lock()
 
     def call(self, job: Callable[[], Any], limits: Limits) -> Outcome:
@@ -75,29 +76,51 @@ class Forker:
 
     def _call(self, job: Callable[[], Any], limits: Limits, started: float) -> Outcome:
         self._reap()
-        scratch = f"{self._root}/{next(self._count)}"
-        os.mkdir(scratch, 0o700)
+        scratch = self._scratch(limits)
         try:
             plan = _guard.plan(scratch, limits, self.netns)
             result_r, result_w = os.pipe()
             output_r, output_w = os.pipe()
             fds = (result_w, output_w)
             guard = setup(plan, fds, regrow_locks())
-            pid = fork_armed(guard)
-            if pid == 0:
-                child(job, plan, guard)
-            os.close(result_w)
-            os.close(output_w)
+            # Made before the fork: every page the host writes while the child lives costs a copy.
+            collector = Collector(result_r, output_r, limits.result_bytes, OUTPUT_LIMIT)
             try:
-                return self._supervise(pid, (result_r, output_r), limits, started)
+                pid = fork_armed(guard)
+                if pid == 0:
+                    child(job, plan, guard)
+                os.close(result_w)
+                os.close(output_w)
+                return self._supervise(pid, collector, limits, started)
             finally:
+                collector.close()
                 os.close(result_r)
                 os.close(output_r)
         finally:
+            self._release(scratch, limits)
+
+    def _scratch(self, limits: Limits) -> str:
+        """A folder for the call's scratch: an idle one where the child mounts a private tmpfs on it.
+
+        Each child mounts its own tmpfs in a mount namespace of its own, so the folder itself stays empty
+        and serves the next call; removing it instead would cost each call a wait (``rmdir`` of a folder
+        that is a mount point in the dying child's namespace waits for an RCU grace period, ~1-5 ms)."""
+        if limits.scratch_bytes is not None:
+            with self._lock:
+                if self._idle:
+                    return self._idle.pop()
+        scratch = f"{self._root}/{next(self._count)}"
+        os.mkdir(scratch, 0o700)
+        return scratch
+
+    def _release(self, scratch: str, limits: Limits) -> None:
+        if limits.scratch_bytes is not None and _empty(scratch):  # the tmpfs held whatever the call wrote
+            with self._lock:
+                self._idle.append(scratch)
+        else:
             _remove(scratch)
 
-    def _supervise(self, pid: int, fds: tuple[int, int], limits: Limits, started: float) -> Outcome:
-        collector = Collector(fds[0], fds[1], limits.result_bytes, OUTPUT_LIMIT)
+    def _supervise(self, pid: int, collector: Collector, limits: Limits, started: float) -> Outcome:
         broken, reaped = "", False
         status: int | None = 0
         try:
@@ -116,7 +139,6 @@ class Forker:
             reaped = True
             collector.drain_output()
         finally:
-            collector.close()
             if not reaped:  # the host failed while watching: the child must not outlive this call
                 kill_group(pid)
                 with contextlib.suppress(OSError):
@@ -151,6 +173,14 @@ class Forker:
 
 def _has_result(collector: Collector) -> bool:
     return any(_is(frame, "result") for frame in collector.frames)
+
+
+def _empty(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 def _remove(scratch: str) -> None:

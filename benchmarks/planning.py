@@ -1,0 +1,117 @@
+"""Planning time per line of a long function, and the time to its first edit and first candidate.
+
+    python benchmarks/planning.py [--sizes 100,600,1200,3000]
+
+For each size a module holding one generated function of that many lines (assignments, branches,
+loops and calls on its arguments) is written to a scratch folder, and the engine's planning steps run
+on it in the host, each timed: the target read from the file, its scope (sites and names), the first
+100 edits in search order (:class:`regrow._engine._ranked.Ranked`), and the first candidate made from
+them (spliced and compiled). Reported: milliseconds per line of the planning steps (target: flat from
+100 to 3,000 lines, i.e. the 3,000-line figure within 2x the 100-line one) and the time to the first
+candidate (target: 2 s at 3,000 lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+from regrow._engine._module import Module
+from regrow._engine._operators import OPERATORS
+from regrow._engine._plan import Plan, Stats
+from regrow._engine._ranked import Ranked
+from regrow._engine._scope import Scope
+from regrow._target import Target, find_function
+
+FIRST_CANDIDATE_TARGET = 2.0  # seconds, at 3,000 lines
+FLAT_TARGET = 2.0  # the per-line figure at the largest size over that at the smallest
+
+
+def long_function(lines: int, name: str = "crunch") -> str:
+    """A function of about ``lines`` lines: arithmetic, branches, loops and calls on its arguments."""
+    rng = random.Random(lines)
+    out = [f"def {name}(values, limit):", "    total = 0", "    count = 0"]
+    n = 0
+    while len(out) < lines - 1:
+        kind, v = rng.randrange(5), f"v{n}"
+        n += 1
+        if kind == 0:
+            out += [f"    {v} = len(values) * {rng.randrange(1, 9)} + limit"]
+        elif kind == 1:
+            out += [f"    if total > {rng.randrange(100)}:", f"        total -= {rng.randrange(1, 5)}", "    else:",
+                    "        total += count + 1"]
+        elif kind == 2:
+            out += [f"    for item in values[:{rng.randrange(1, 4)}]:",
+                    f"        count += item % {rng.randrange(2, 7)}"]
+        elif kind == 3:
+            out += [f"    {v} = max(total, count) - min(limit, {rng.randrange(10)})", f"    total = total + {v} // 3"]
+        else:
+            out += [f"    while count > {rng.randrange(50, 90)}:", "        count -= limit or 1"]
+    out.append("    return total + count")
+    return "\n".join(out) + "\n"
+
+
+def measure(folder: str, lines: int) -> dict[str, float]:
+    path = os.path.join(folder, f"long_{lines}.py")
+    with open(path, "w") as out:
+        out.write(long_function(lines))
+    steps: dict[str, float] = {}
+    started = clock = time.perf_counter()
+
+    def step(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        steps[name], clock = now - clock, now
+
+    target = Target.from_ref(f"{path}::crunch")
+    source = target.bare_source
+    function = find_function(source, target.name)
+    step("target")
+    scope = Scope.of(function, Module.of(target))
+    step("scope")
+    last = len(source.splitlines())
+    ranked = Ranked(scope, OPERATORS, lambda site: 1.0 if site.line >= last - 1 else 0.0)  # the return suspected
+    ranked[99]
+    step("first 100 edits")
+    steps["plan"] = time.perf_counter() - started
+    plan = Plan(target, source, function, ranked, None, Stats())
+    made = next(made for made in map(plan.make, ranked.upto()) if made is not None)
+    assert made.text
+    step("first candidate made")
+    steps["to first candidate"] = time.perf_counter() - started
+    return steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,600,1200,3000")
+    sizes = [int(size) for size in parser.parse_args().sizes.split(",")]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"planning a long function; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}")
+    print(f"{'lines':>6}{'target':>10}{'scope':>10}{'100 edits':>11}{'plan':>10}{'ms/line':>9}"
+          f"{'made':>10}{'1st cand.':>11}")
+    per_line = {}
+    with tempfile.TemporaryDirectory() as folder:
+        sys.path.insert(0, folder)
+        for lines in sizes:
+            steps = measure(folder, lines)
+            per_line[lines] = steps["plan"] * 1000 / lines
+            print(f"{lines:>6}{steps['target']:>9.2f}s{steps['scope']:>9.2f}s{steps['first 100 edits']:>10.3f}s"
+                  f"{steps['plan']:>9.2f}s{per_line[lines]:>9.2f}{steps['first candidate made']:>9.2f}s"
+                  f"{steps['to first candidate']:>10.2f}s")
+    flat = per_line[sizes[-1]] / per_line[sizes[0]]
+    print(f"plan time per line, {sizes[-1]} vs {sizes[0]} lines: {flat:.2f}x "
+          f"({'ok' if flat <= FLAT_TARGET else 'MISS'}: target {FLAT_TARGET:g}x)")
+    print(f"first candidate at {sizes[-1]} lines: {steps['to first candidate']:.2f}s "
+          f"({'ok' if steps['to first candidate'] <= FIRST_CANDIDATE_TARGET else 'MISS'}: target "
+          f"{FIRST_CANDIDATE_TARGET:g}s; the localizing run of the checks and the worker's start come on top)")
+
+
+if __name__ == "__main__":
+    main()
