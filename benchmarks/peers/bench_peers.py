@@ -65,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer calls: a smoke run, not figures to quote")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per probe")
     args = parser.parse_args(argv)
-    runs = [probe(*step, quick=args.quick, timeout=args.timeout)
-            for step in plan(args.regrow_python, args.selfheal_python, args.codesuture_python)]
+    runs = [
+        probe(*step, quick=args.quick, timeout=args.timeout)
+        for step in plan(args.regrow_python, args.selfheal_python, args.codesuture_python)
+    ]
     runs += [{"section": section, "venv": "-", "missing": reason} for section, reason in NOT_BUILT.items()]
     summary = peers_summary.summarize(runs)
     json_path, svg_path = peers_summary.write(summary, args.out)

@@ -36,13 +36,15 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
             if isinstance(value, str):
                 missing.append({"section": section, "name": f"{name} ({venv})", "reason": value})
             elif name != run["baseline"] and isinstance(base, (int, float)) and base > 0:
-                ratios.append({
-                    "section": section,
-                    "name": f"{name} / {run['baseline']}",
-                    "venv": venv,
-                    "python": run.get("python", ""),
-                    "value": value / base,
-                })
+                ratios.append(
+                    {
+                        "section": section,
+                        "name": f"{name} / {run['baseline']}",
+                        "venv": venv,
+                        "python": run.get("python", ""),
+                        "value": value / base,
+                    }
+                )
     return {
         "schema": SCHEMA,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -66,7 +68,7 @@ def chart(ratios: list[dict[str, Any]]) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 90}" height="{height}" '
         'font-family="sans-serif" font-size="12">',
-        f'<text x="4" y="14">ratio against the baseline of the same run (log scale)</text>',
+        '<text x="4" y="14">ratio against the baseline of the same run (log scale)</text>',
     ]
     for i, ratio in enumerate(ratios):
         y = row * (i + 1)
@@ -76,8 +78,10 @@ def chart(ratios: list[dict[str, Any]]) -> str:
         x, w = min(one, end), max(abs(end - one), 1.0)
         label = f"{ratio['section']}: {ratio['name']} [{ratio['venv']}, py{ratio['python']}]"
         parts.append(f'<text x="4" y="{y + 14}">{escape(label)}</text>')
-        parts.append(f'<rect class="bar" x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row - 6}" '
-                     f'fill="{"#c0392b" if value > 1 else "#2e86c1"}"/>')
+        parts.append(
+            f'<rect class="bar" x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row - 6}" '
+            f'fill="{"#c0392b" if value > 1 else "#2e86c1"}"/>'
+        )
         parts.append(f'<text x="{left + width + 6}" y="{y + 14}">{value:.3g}x</text>')
     parts.append(f'<line x1="{one:.1f}" y1="{row}" x2="{one:.1f}" y2="{height - row}" stroke="black"/>')
     parts.append("</svg>")

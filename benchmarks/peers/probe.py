@@ -61,19 +61,19 @@ def _wrappers() -> dict[str, Callable[..., int] | str]:
         import regrow
 
         found["regrow"] = regrow.heal(_copy(_add))
-    except Exception as error:  # noqa: BLE001 - any failure makes the peer missing, with its reason
+    except Exception as error:
         found["regrow"] = _missing(error)
     try:
         import healing_agent
 
         found["healing-agent"] = healing_agent(_copy(_add))
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         found["healing-agent"] = _missing(error)
     try:
         import self_heal
 
         found["self-heal"] = self_heal.repair(proposer=_NoModel())(_copy(_add))
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         found["self-heal"] = _missing(error)
     return {name: fn for name, fn in found.items() if name in wanted}
 
@@ -97,7 +97,7 @@ def _codesuture() -> tuple[Callable[[], None], Callable[[], None]] | str | None:
         tracer.install(dry_run=True, silent=True)
         tracer.uninstall()
         return (lambda: tracer.install(dry_run=True, silent=True)), tracer.uninstall
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         return _missing(error)
 
 
@@ -152,7 +152,7 @@ def _median_seconds(call: Callable[[], object], count: int, warmup: int = 3) -> 
 def _regrow_modes(count: int) -> dict[str, Figure]:
     try:
         from regrow._sandbox import ForkSandbox, InProcessSandbox, Limits, PoolSandbox
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         return {"regrow": _missing(error)}
     limits = Limits(timeout=5.0)
     rows: dict[str, Figure] = {}
@@ -169,8 +169,8 @@ def _regrow_modes(count: int) -> dict[str, Figure]:
     for name, make in modes.items():
         try:
             with make() as box:
-                rows[name] = _median_seconds(lambda: box.call(operator.add, 2, 3), count)  # noqa: B023
-        except Exception as error:  # noqa: BLE001
+                rows[name] = _median_seconds(lambda: box.call(operator.add, 2, 3), count)
+        except Exception as error:
             rows[name] = _missing(error)
     return rows
 
@@ -182,7 +182,7 @@ def _self_heal_sandbox(count: int) -> Figure:
         box = SubprocessSandbox(timeout=30.0)
         source = "def add(a, b):\n    return a + b\n"
         return _median_seconds(lambda: box.run(source, "add", (2, 3), {}), count)
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         return _missing(error)
 
 
@@ -202,15 +202,16 @@ def cache() -> dict[str, Any]:
     """regrow's repair of a one-token bug, then the same failure again: the second is answered from the store."""
     try:
         import regrow
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         return {"unit": "s/repair", "baseline": "first repair", "rows": {"regrow": _missing(error)}}
 
     namespace: dict[str, Any] = {}
     folder = tempfile.mkdtemp(prefix="regrow-peers-")
     path = os.path.join(folder, "buggy.py")
+    source = "def middle(values):\n    return sorted(values)[len(values) // 2 + 1]\n"
     with open(path, "w") as handle:
-        handle.write("def middle(values):\n    return sorted(values)[len(values) // 2 + 1]\n")
-    exec(compile(open(path).read(), path, "exec"), namespace)  # noqa: S102 - the benchmark's own bug
+        handle.write(source)
+    exec(compile(source, path, "exec"), namespace)  # the benchmark's own one-token bug, from a real file
     buggy = namespace["middle"]
 
     def test(fn: Callable[..., Any]) -> None:
