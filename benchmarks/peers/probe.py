@@ -78,6 +78,12 @@ def _wrappers() -> dict[str, Callable[..., int] | str]:
     return {name: fn for name, fn in found.items() if name in wanted}
 
 
+def _calls_for(fn: Callable[..., int], calls: int, sample_seconds: float = 0.05) -> int:
+    """At most ``calls``, fewer for a slow wrapper (self-heal's): about ``sample_seconds`` per sample."""
+    probe = _time_calls(fn, 100)
+    return max(100, min(calls, int(sample_seconds * 1e9 / max(probe, 1.0))))
+
+
 def _time_calls(fn: Callable[..., int], calls: int) -> float:
     start = time.perf_counter_ns()
     for i in range(calls):
@@ -108,11 +114,12 @@ def overhead(calls: int, rounds: int) -> dict[str, Any]:
     samples.update({name: [] for name, fn in wrappers.items() if callable(fn)})
     if isinstance(suture, tuple):
         samples["codesuture"] = []
+    counts = {name: _calls_for(fn, calls) for name, fn in wrappers.items() if callable(fn)}
     for _ in range(rounds):
         samples["plain"].append(_time_calls(plain, calls))
         for name, fn in wrappers.items():
             if callable(fn):
-                samples[name].append(_time_calls(fn, calls))
+                samples[name].append(_time_calls(fn, counts[name]))
         if isinstance(suture, tuple):
             suture[0]()
             try:
