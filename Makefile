@@ -77,12 +77,12 @@ PEERS_PY312 ?= $(firstword $(wildcard /root/.pyenv/versions/3.12.1/bin/python /r
 .PHONY: bench-peers bench-peers-env
 .venv-peers/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv-peers
-	.venv-peers/bin/python -m pip install --quiet -e . 'healing-agent==0.5.0' 'mutmut==3.8.1' 'pytest>=7.4' \
+	.venv-peers/bin/python -m pip install --quiet -e '.[openai]' 'healing-agent==0.5.0' 'mutmut==3.8.1' 'pytest>=7.4' \
 		> .venv-peers/install.log 2>&1 || echo "install failed: see .venv-peers/install.log"
 	touch $@
 .venv-peers-selfheal/.installed: Makefile
 	$(PYTHON) -m venv .venv-peers-selfheal
-	.venv-peers-selfheal/bin/python -m pip install --quiet 'self-heal-llm==0.5.0' \
+	.venv-peers-selfheal/bin/python -m pip install --quiet 'self-heal-llm[openai]==0.5.0' \
 		> .venv-peers-selfheal/install.log 2>&1 || echo "install failed: see .venv-peers-selfheal/install.log"
 	touch $@
 .venv-peers-codesuture/.installed: pyproject.toml Makefile

@@ -37,7 +37,11 @@ def test_a_quick_run_writes_the_summary_and_one_bar_per_ratio(tmp_path: Path) ->
     assert "no venv python" in missing[("overhead", "selfheal")]
     assert "no venv python" in missing[("overhead", "codesuture")]
     assert "no venv python" in missing[("sandbox", "selfheal")]
-    assert "not built yet" in missing[("validation", "-")] and "not built yet" in missing[("repair", "-")]
+    assert "not built yet" in missing[("validation", "-")]
+    assert "no base URL" in missing[("repair", "healing-agent (regrow)")]
+    (repair,) = [run for run in summary["sections"]["repair"] if run["venv"] == "regrow"]
+    assert repair["rows"]["regrow model calls"] == 1.0  # the scripted reply is the fix: one call
+    assert isinstance(repair["rows"]["regrow"], float)
     svg = (tmp_path / "peers-ratios.svg").read_text()
     assert svg.startswith("<svg") and svg.count('class="bar"') == len(summary["ratios"]) >= 3
 

@@ -3,7 +3,8 @@
 Sections: ``overhead`` (ns per healthy call of a 2-argument function: plain, and each peer installed in
 this venv, interleaved in one process), ``sandbox`` (seconds per sandboxed call of ``add(2, 3)``: a bare
 fork+exit, each regrow sandbox mode, self-heal's ``SubprocessSandbox``) and ``cache`` (regrow's first and
-second repair of the same failure, the second answered from the store). Each figure comes with the
+second repair of the same failure, the second answered from the store) and ``repair`` (a whole repair
+through a scripted loopback model, ``probe_repair.py``). Each figure comes with the
 baseline measured in the same process; a peer that cannot be imported or used is reported as
 ``"missing: <reason>"``, never left out. Imports only the standard library at the top: each venv holds
 different peers (self-heal's venv holds no regrow).
@@ -247,8 +248,12 @@ def main() -> None:
         out = sandbox(count=20 if quick else 200)
     elif section == "cache":
         out = cache()
+    elif section == "repair":
+        from probe_repair import repair
+
+        out = repair(wanted)
     else:
-        raise SystemExit(f"usage: probe.py overhead|sandbox|cache [--quick] [--peers=a,b] (not {section!r})")
+        raise SystemExit(f"usage: probe.py overhead|sandbox|cache|repair [--quick] [--peers=a,b] (not {section!r})")
     out["python"] = sys.version.split()[0]
     print(json.dumps(out))
 
