@@ -111,5 +111,6 @@ def table(summary: dict[str, Any]) -> str:
                     lines.append(head + value)
                 else:
                     ratio = f"{value / base:>9.2f}x" if isinstance(base, (int, float)) and base else ""
-                    lines.append(head + f"{value:>14.6g} {run['unit']:<9}{ratio}")
+                    unit = "calls" if name.endswith("model calls") else run["unit"]
+                    lines.append(head + f"{value:>14.6g} {unit:<9}{ratio}")
     return "\n".join(lines)
