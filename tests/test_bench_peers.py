@@ -37,7 +37,9 @@ def test_a_quick_run_writes_the_summary_and_one_bar_per_ratio(tmp_path: Path) ->
     assert "no venv python" in missing[("overhead", "selfheal")]
     assert "no venv python" in missing[("overhead", "codesuture")]
     assert "no venv python" in missing[("sandbox", "selfheal")]
-    assert "not built yet" in missing[("validation", "-")]
+    assert "no mutmut executable" in missing[("validation", "mutmut mutants/s (regrow)")]
+    (validation,) = summary["sections"]["validation"]
+    assert validation["rows"]["regrow candidates/s"] > 0 and validation["counts"]["regrow candidates"] > 0
     assert "no base URL" in missing[("repair", "healing-agent (regrow)")]
     (repair,) = [run for run in summary["sections"]["repair"] if run["venv"] == "regrow"]
     assert repair["rows"]["regrow model calls"] == 1.0  # the scripted reply is the fix: one call

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 Figure = Any  # a float, or the string "missing: <reason>"
-PEERS = ("regrow", "healing-agent", "self-heal", "codesuture")
+PEERS = ("regrow", "healing-agent", "self-heal", "codesuture", "mutmut")
 wanted: set[str] = set(PEERS)  # --peers a,b: the peers this venv is meant to hold
 
 
@@ -248,12 +248,18 @@ def main() -> None:
         out = sandbox(count=20 if quick else 200)
     elif section == "cache":
         out = cache()
+    elif section == "validation":
+        from probe_validation import validation
+
+        out = validation(wanted)
     elif section == "repair":
         from probe_repair import repair
 
         out = repair(wanted)
     else:
-        raise SystemExit(f"usage: probe.py overhead|sandbox|cache|repair [--quick] [--peers=a,b] (not {section!r})")
+        raise SystemExit(
+            f"usage: probe.py overhead|sandbox|cache|repair|validation [--quick] [--peers=a,b] (not {section!r})"
+        )
     out["python"] = sys.version.split()[0]
     print(json.dumps(out))
 
