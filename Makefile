@@ -46,9 +46,10 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/fleet.py
 	$(BIN)/regrow bench benchmarks/suites/regrow40/manifest.toml --jobs 2 --out bench-results
 	$(MAKE) bench-realcode
+	$(MAKE) bench-peers
 
 clean:
-	rm -rf $(VENV) .venv-3.* build dist site
+	rm -rf $(VENV) .venv-3.* .venv-peers* build dist site
 
 # `make e2e-llm`: an optional end-to-end heal through a real local model (not part of CI).
 include mk/e2e-llm.mk
@@ -67,3 +68,30 @@ bench-realcode: $(VENV)/.installed-dev
 
 # `make bench-llm`: regrow vs self-heal on a real local model, the engine-unfixable tasks (docs/bench-llm.md; not CI).
 include mk/bench-llm.mk
+
+# `make bench-peers`: regrow beside its peers in one run (docs/benchmarks.md, "Peers"). Each peer is
+# pinned and installed from the package registry into a benchmark venv of its own kind: healing-agent
+# and mutmut beside regrow in .venv-peers; self-heal alone in .venv-peers-selfheal (its pytest plugin
+# and regrow's both claim `--heal`); CodeSuture beside regrow under Python 3.12+ in .venv-peers-codesuture
+# (it needs sys.monitoring). A venv whose install failed is reported as "missing: <reason>", not skipped.
+PEERS_PY312 ?= $(firstword $(wildcard /root/.pyenv/versions/3.12.1/bin/python /root/.pyenv/versions/3.13.0/bin/python) python3.12)
+.PHONY: bench-peers bench-peers-env
+.venv-peers/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv .venv-peers
+	.venv-peers/bin/python -m pip install --quiet -e '.[openai]' 'healing-agent==0.5.0' 'mutmut==3.8.1' 'pytest>=7.4' \
+		> .venv-peers/install.log 2>&1 || echo "install failed: see .venv-peers/install.log"
+	touch $@
+.venv-peers-selfheal/.installed: Makefile
+	$(PYTHON) -m venv .venv-peers-selfheal
+	.venv-peers-selfheal/bin/python -m pip install --quiet 'self-heal-llm[openai]==0.5.0' \
+		> .venv-peers-selfheal/install.log 2>&1 || echo "install failed: see .venv-peers-selfheal/install.log"
+	touch $@
+.venv-peers-codesuture/.installed: pyproject.toml Makefile
+	$(PEERS_PY312) -m venv .venv-peers-codesuture || mkdir -p .venv-peers-codesuture
+	.venv-peers-codesuture/bin/python -m pip install --quiet -e . 'codesuture==1.1.0' \
+		> .venv-peers-codesuture/install.log 2>&1 || echo "install failed: see .venv-peers-codesuture/install.log"
+	touch $@
+bench-peers-env: .venv-peers/.installed .venv-peers-selfheal/.installed .venv-peers-codesuture/.installed
+bench-peers: bench-peers-env $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/peers/bench_peers.py --out bench-results --regrow-python .venv-peers/bin/python \
+		--selfheal-python .venv-peers-selfheal/bin/python --codesuture-python .venv-peers-codesuture/bin/python
