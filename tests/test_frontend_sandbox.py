@@ -92,7 +92,7 @@ def spy_in_process(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, str
 def spy_in_children(tmp_path: Path, server: OpenAIServer) -> tuple[dict[str, str], Path]:
     """The environment of a front-end's subprocesses: the scripted model, and the spy recording into a file."""
     record = tmp_path / "spy.jsonl"
-    paths = [str(SPY), str(Path(regrow._session.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+    paths = [str(SPY), str(Path(regrow.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "REGROW_SPY": str(record), "PYTHONPATH": os.pathsep.join(p for p in paths if p),
            "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": server.base_url, "PYTHONDONTWRITEBYTECODE": "1"}
     return env, record

@@ -26,6 +26,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from ._frames import PACKAGE_DIR
 from ._redact import MASK, is_secret_name, is_secret_variable
 
 MIN_SECRET = 6  # characters (or bytes) a value needs to count as a secret: shorter ones would mask ordinary words
@@ -110,7 +111,7 @@ def pattern_of(secrets: frozenset[str | bytes]) -> tuple[re.Pattern[str] | None,
 
 _not_user = tuple({os.path.realpath(path) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
                    if (path := sysconfig.get_paths().get(key))} |
-                  {os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep})  # regrow itself
+                  {os.path.dirname(os.path.realpath(PACKAGE_DIR)) + os.sep})  # regrow itself
 _user_modules: dict[str, Any] = {"count": -1, "secrets": frozenset()}
 
 

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .._frames import PACKAGE_DIR
 from ._manifest import Task
 
 _GRACE = 10.0  # seconds past the task's own budget before its process is killed
@@ -68,7 +69,7 @@ def run_in_process(task: Task, scratch: Path, *, proposer: str, model: str | Non
 
 def _environment(seed: int) -> dict[str, str]:
     env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])  # the folder that holds the package regrow
+    package_root = os.path.dirname(PACKAGE_DIR)  # the folder that holds the package regrow
     env["PYTHONPATH"] = os.pathsep.join([package_root, *filter(None, [env.get("PYTHONPATH")])])
     env["PYTHONHASHSEED"] = str(seed)  # set and dict-of-str orders in the tests follow the seed
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave no __pycache__ in the suite's folders

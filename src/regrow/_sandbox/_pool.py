@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .._frames import PACKAGE_DIR
 from . import _guard
 from ._base import Limits, Outcome, clean, masked, scratch_folder
 from ._channel import ChannelError, Collector, encode, write_frame
@@ -40,7 +41,7 @@ _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from regrow._sandbox._zygote import worker_main; worker_main(int(sys.argv[2]), int(sys.argv[3]))"
 )
-_SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_SRC_ROOT = os.path.dirname(PACKAGE_DIR)  # the folder that holds the package regrow
 
 GuardKey = tuple[int | None, int | None, int | None, tuple[str, ...]]  # the limits a worker fixes for its whole life
 
