@@ -17,6 +17,7 @@ from ._delivery import WriteBackMode
 from ._errors import RegrowError
 from ._events import EventHandler
 from ._heal import Healing
+from ._instrument import hook
 from ._options import OnFailure, SandboxMode, Test, make_options
 from ._proposer import Proposer
 from ._sandbox import Sandbox
@@ -127,6 +128,9 @@ def heal(func: Any = None, /, **options: Any) -> Any:
                               "failures of its iteration: put @regrow.heal directly above the def")
         snapshot(raw)  # the file as it is at import: the code that runs is the code regrow heals
         state = Healing(raw, checked, entry)
+        if entry is None and checked.verify is None and not checked.record and not hook(raw, state):
+            raw.__regrow__ = state  # type: ignore[attr-defined]
+            return fn  # its own code is instrumented: the function itself, no wrapper (docs/production.md)
         wrapper = make_wrapper(raw, state, checked.verify, record=checked.record > 0, callee=entry)
         functools.update_wrapper(wrapper, fn)
         wrapper.__regrow__ = state  # type: ignore[attr-defined]

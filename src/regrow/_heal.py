@@ -29,6 +29,7 @@ from ._events import Event, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._generators import aresume, remake, resume
 from ._install import installed
+from ._instrument import Hook, plain_target, rebound, rehook
 from ._ledger import note as _note
 from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, blind_value
 from ._logbuffer import pin_scope
@@ -56,6 +57,7 @@ class Healing:
         self.options = options
         self.results: list[RepairResult] = []
         self.wrapper: types.FunctionType | None = None
+        self.hook: Hook | None = None  # set when the function's own code is instrumented (regrow._instrument)
         self._lock = threading.Lock()
         self._target: Target | None = None
         self._regressions: list[Check] = []  # earlier failing calls a later fix must still handle
@@ -86,9 +88,14 @@ class Healing:
         return running is None or running.done.wait(timeout)
 
     @property
+    def mode(self) -> str:
+        """How failures reach this state: ``"instrumented"`` (the function's own code) or ``"wrapped"``."""
+        return "wrapped" if self.hook is None else "instrumented"
+
+    @property
     def target(self) -> Target:
         if self._target is None:
-            self._target = Target.of(self.func)
+            self._target = Target.of(self.func) if self.hook is None else plain_target(self.func, self.hook)
             self._target.entry = self.entry
         return self._target
 
@@ -283,8 +290,12 @@ class Healing:
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
         running = self.func.__code__
-        result = run_repair(RepairRequest(self.target, failure, checks, self.options, raised=exc,
-                                          snapshot=snapshot, rebind=self._rebind, keep=self._keep))
+        try:
+            result = run_repair(RepairRequest(self.target, failure, checks, self.options, raised=exc,
+                                              snapshot=snapshot, rebind=self._rebind, keep=self._keep))
+        finally:
+            if self.hook is not None:  # a fix installed is hooked like the original was
+                rehook(self.func, self.hook)
         with self._lock:
             self.results.append(result)
             if not result.ok:
@@ -330,7 +341,11 @@ class Healing:
         return self.keeper.switch(mode, force)
 
     def _rebind(self, fn: types.FunctionType) -> None:
-        """Point the wrapper at ``fn`` (its free variables differ, so ``__code__`` could not be swapped)."""
+        """Point the wrapper (or the name) at ``fn`` (its free variables differ: ``__code__`` could not be swapped)."""
+        if self.hook is not None:
+            rebound(fn, self.hook, self.target)
+            self.func, self._target = fn, None
+            return
         wrapper = self.wrapper
         if wrapper is None or wrapper.__closure__ is None:
             raise RegrowError(f"cannot rebind {self.func.__qualname__}: no wrapper holds it")
