@@ -263,3 +263,29 @@ def test_no_source_is_a_reason_not_an_error():
     exec(compile("def made(a):\n    return a\n", "<nowhere>", "exec"), namespace)
     reason = instrument(namespace["made"], Hook(_Recorder()))  # type: ignore[arg-type]
     assert isinstance(reason, str) and "no source" in reason
+
+
+def test_a_fix_that_adds_super_is_rebound_and_hooked(make_module):
+    mod = make_module('''
+        import regrow
+        from scripted import Scripted
+
+        class Base:
+            def name(self):
+                return "base"
+
+        def child_of_base(fn):
+            assert fn(Child()) == "child of base"
+
+        class Child(Base):
+            @regrow.heal(proposers=[Scripted("def name(self) -> str:\\n    return 'child of ' + super().name()\\n")],
+                         tests=[child_of_base])
+            def name(self) -> str:
+                return missing_name
+    ''')
+    before = mod.Child.name
+    assert mod.Child().name() == "child of base"
+    state = regrow.state(mod.Child.name)
+    assert state.last_result is not None and state.last_result.installed == "rebind"
+    assert state.mode == "instrumented" and mod.Child.name is state.func is not before
+    assert state.hook is not None and mod.Child.name.__code__ is state.hook.code  # the rebound fix is hooked

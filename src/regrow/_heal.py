@@ -231,10 +231,7 @@ class Healing:
         """The generator the caller was iterating, made again (see :mod:`regrow._generators`)."""
         return remake(self.func, self._replaced, args, kwargs)
 
-    resume = staticmethod(resume)
-    aresume = staticmethod(aresume)
-
-    snapshot = staticmethod(take_snapshot)
+    resume, aresume, snapshot = staticmethod(resume), staticmethod(aresume), staticmethod(take_snapshot)
 
     def remember(self, snapshot: Snapshot | None, result: Any) -> None:
         """Keep a healthy call (``record=``): the arguments as they were passed, a copy of the result."""
@@ -342,15 +339,13 @@ class Healing:
 
     def _rebind(self, fn: types.FunctionType) -> None:
         """Point the wrapper (or the name) at ``fn`` (its free variables differ: ``__code__`` could not be swapped)."""
-        if self.hook is not None:
+        if self.hook is not None:  # no wrapper: the fix, hooked, is put where the name is found
             rebound(fn, self.hook, self.target)
-            self.func, self._target = fn, None
-            return
         wrapper = self.wrapper
-        if wrapper is None or wrapper.__closure__ is None:
+        if self.hook is None and (wrapper is None or wrapper.__closure__ is None):
             raise RegrowError(f"cannot rebind {self.func.__qualname__}: no wrapper holds it")
-        index = wrapper.__code__.co_freevars.index("_rg_fn")
-        wrapper.__closure__[index].cell_contents = fn
+        if wrapper is not None and wrapper.__closure__ is not None:
+            wrapper.__closure__[wrapper.__code__.co_freevars.index("_rg_fn")].cell_contents = fn
         self.func = fn
         self._target = None
 

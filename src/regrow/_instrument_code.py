@@ -57,37 +57,59 @@ def _instrumented(func: types.FunctionType, hook: object, code: types.CodeType, 
     owner = owner if owner.isidentifier() else ""
     head = [f"class {owner}:\n" if owner else "if 1:\n"] if indented else []
     wrap = owner if not indented else ""  # a fix's text is not indented: its class is put around it in the tree
-    flags = code.co_flags & FUTURE_FLAGS
+    texts = []
     for imports in _imported(func, code):  # the compiler calls a method of an imported name another way
         header = [f"import {', '.join(imports)}\n"] if imports else []
-        if first - 1 < len(header) + len(head):
-            continue
-        text = "\n" * (first - 1 - len(header) - len(head)) + "".join([*header, *head, *lines])
-        try:
-            plain = _code_in(compile(_owned(ast.parse(text), wrap) if wrap else text, code.co_filename, "exec",
-                                     flags=flags, dont_inherit=True), code)
-        except SyntaxError as exc:  # the definition may go on past the lines its code spans (a trailing string)
-            return _SHORT if exact else f"its source does not compile alone: {exc.msg}"
-        if plain is not None and (plain.co_code, plain.co_names, plain.co_freevars) == \
-                (code.co_code, code.co_names, code.co_freevars) and not _compare(code, plain):
-            break
-    else:
-        return "its source does not compile to the code that is running (the file changed since import?)"
+        if first - 1 >= len(header) + len(head):
+            texts.append("\n" * (first - 1 - len(header) - len(head)) + "".join([*header, *head, *lines]))
     if any(name.startswith(_PREFIX) for name in (*code.co_varnames, *code.co_names, *code.co_cellvars)):
         return f"it already uses names starting with {_PREFIX}"
-    tree = ast.parse(text)
-    node = tree.body[-1].body[0] if indented else tree.body[-1]  # type: ignore[attr-defined]
-    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    node.body = _hooked_body(node, code)
-    made = _code_in(compile(_owned(tree, wrap) if wrap else tree, code.co_filename, "exec", flags=flags,
-                            dont_inherit=True), code)
-    if made is None or made.co_freevars != code.co_freevars:
+    if not texts:
+        return "no room above the definition for its scaffolding"
+    flags = code.co_flags & FUTURE_FLAGS
+    try:
+        # Most often the body of the instrumented code is the running code's, byte for byte: no other check.
+        made = None if _keeps(code) else _hooked(texts[0], indented, wrap, code, flags)
+        if made is None or not _same_body(made, code):
+            made = None
+            for text in texts:  # else the text that compiles to the running code is found first
+                plain = _code_in(compile(_owned(ast.parse(text), wrap) if wrap else text, code.co_filename, "exec",
+                                         flags=flags, dont_inherit=True), code)
+                if plain is not None and (plain.co_code, plain.co_names, plain.co_freevars) == \
+                        (code.co_code, code.co_names, code.co_freevars) and not _compare(code, plain):
+                    made = _hooked(text, indented, wrap, code, flags)
+                    break
+    except SyntaxError as exc:  # the definition may go on past the lines its code spans (a trailing string)
+        return _SHORT if exact else f"its source does not compile alone: {exc.msg}"
+    if made is None:
+        return "its source does not compile to the code that is running (the file changed since import?)"
+    if made.co_freevars != code.co_freevars:
         return "the instrumented code needs other closure cells"
     consts = tuple(hook if c == HOOK else Exception if c == CAUGHT else c for c in made.co_consts)
     made = made.replace(co_consts=consts)
     if sys.version_info >= (3, 11):
         made = made.replace(co_qualname=code.co_qualname)  # type: ignore[call-arg,attr-defined,unused-ignore]
     return made
+
+
+def _hooked(text: str, indented: bool, wrap: str, code: types.CodeType, flags: int) -> types.CodeType | None:
+    """The code of ``text``'s definition with its body hooked (the placeholders not replaced yet)."""
+    tree = ast.parse(text)
+    node = tree.body[-1].body[0] if indented else tree.body[-1]  # type: ignore[attr-defined]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    node.body = _hooked_body(node, code)
+    return _code_in(compile(_owned(tree, wrap) if wrap else tree, code.co_filename, "exec", flags=flags,
+                            dont_inherit=True), code)
+
+
+def _same_body(made: types.CodeType, code: types.CodeType) -> bool:
+    """Whether ``made`` begins with ``code``: the same bytes, names, locals and constants (then the handler)."""
+    return made.co_code[:len(code.co_code)] == code.co_code and \
+        made.co_names[:len(code.co_names)] == code.co_names and \
+        made.co_varnames[:len(code.co_varnames)] == code.co_varnames and \
+        all(type(a) is type(b) and (a.co_code == b.co_code if isinstance(a, types.CodeType) else a == b)
+            for a, b in zip(code.co_consts, made.co_consts, strict=False))
 
 
 def _owned(tree: ast.Module, owner: str) -> ast.Module:
@@ -215,6 +237,13 @@ def _kept(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeType) ->
     if a.kwarg is not None and _used(node.body, a.kwarg.arg):
         kept[a.kwarg.arg] = True
     return kept
+
+
+def _keeps(code: types.CodeType) -> bool:
+    """Whether the instrumented code may keep parameters at entry (its body then starts later)."""
+    params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+    return bool(code.co_flags & inspect.CO_VARKEYWORDS or code.co_cellvars or
+                any(index < params for index in _stored(code)))
 
 
 def _stored(code: types.CodeType) -> set[int]:
