@@ -22,7 +22,7 @@ import sys
 import types
 from tokenize import TokenError
 
-from ._source import FUTURE_FLAGS, _compare
+from ._source import FUTURE_FLAGS
 
 # Placeholders compiled as string constants, then replaced in the code's constants by the hook and by
 # ``Exception``: the handler reaches them with no name lookup (a module may shadow any name).
@@ -69,15 +69,15 @@ def _instrumented(func: types.FunctionType, hook: object, code: types.CodeType, 
     flags = code.co_flags & FUTURE_FLAGS
     try:
         # Most often the body of the instrumented code is the running code's, byte for byte: no other check.
-        made = None if _keeps(code) else _hooked(texts[0], indented, wrap, code, flags)
+        made = None if _keeps(code) else _hooked(ast.parse(texts[0]), indented, wrap, code, flags)
         if made is None or not _same_body(made, code):
             made = None
             for text in texts:  # else the text that compiles to the running code is found first
-                plain = _code_in(compile(_owned(ast.parse(text), wrap) if wrap else text, code.co_filename, "exec",
+                tree = ast.parse(text)
+                plain = _code_in(compile(_owned(tree, wrap) if wrap else tree, code.co_filename, "exec",
                                          flags=flags, dont_inherit=True), code)
-                if plain is not None and (plain.co_code, plain.co_names, plain.co_freevars) == \
-                        (code.co_code, code.co_names, code.co_freevars) and not _compare(code, plain):
-                    made = _hooked(text, indented, wrap, code, flags)
+                if plain is not None and _same_code(plain, code):
+                    made = _hooked(tree, indented, wrap, code, flags)
                     break
     except SyntaxError as exc:  # the definition may go on past the lines its code spans (a trailing string)
         return _SHORT if exact else f"its source does not compile alone: {exc.msg}"
@@ -92,15 +92,23 @@ def _instrumented(func: types.FunctionType, hook: object, code: types.CodeType, 
     return made
 
 
-def _hooked(text: str, indented: bool, wrap: str, code: types.CodeType, flags: int) -> types.CodeType | None:
-    """The code of ``text``'s definition with its body hooked (the placeholders not replaced yet)."""
-    tree = ast.parse(text)
-    node = tree.body[-1].body[0] if indented else tree.body[-1]  # type: ignore[attr-defined]
+def _hooked(tree: ast.Module, indented: bool, wrap: str, code: types.CodeType, flags: int) -> types.CodeType | None:
+    """The code of the definition in ``tree`` with its body hooked (the placeholders not replaced yet)."""
+    holder = tree.body[-1]
+    node = holder.body[0] if isinstance(holder, (ast.ClassDef, ast.If)) else holder
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     node.body = _hooked_body(node, code)
-    return _code_in(compile(_owned(tree, wrap) if wrap else tree, code.co_filename, "exec", flags=flags,
-                            dont_inherit=True), code)
+    return _code_in(compile(tree if not wrap or isinstance(holder, ast.ClassDef) else _owned(tree, wrap),
+                            code.co_filename, "exec", flags=flags, dont_inherit=True), code)
+
+
+def _same_code(plain: types.CodeType, code: types.CodeType) -> bool:
+    """Whether ``plain`` (compiled from the text) is the running ``code``."""
+    shape = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars", "co_cellvars")
+    return len(plain.co_code) == len(code.co_code) and _same_body(plain, code) and \
+        len(plain.co_consts) == len(code.co_consts) and all(getattr(plain, a) == getattr(code, a) for a in shape) \
+        and (plain.co_flags ^ code.co_flags) & ~inspect.CO_NESTED == 0  # a fix is compiled nested in a scope
 
 
 def _same_body(made: types.CodeType, code: types.CodeType) -> bool:
@@ -182,35 +190,47 @@ def _code_in(top: types.CodeType, code: types.CodeType) -> types.CodeType | None
 
 
 def _hooked_body(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeType) -> list[ast.stmt]:
-    """``node``'s body inside the ``try`` whose handler calls the hook; its docstring stays first."""
+    """``node``'s body inside the ``try`` whose handler calls the hook; its docstring stays first.
+
+    The handler stands on the ``def`` line: a tracer sees the user's lines, and a failure inside the handler
+    (of the call run again after a fix) is shown there. The entry copies stand on the body's first line, which
+    runs next anyway (no line event of their own)."""
     body = list(node.body)
     doc = body[:1] if _is_docstring(body[0]) else []
     rest = body[len(doc):] or [ast.copy_location(ast.Pass(), body[0])]
-    positional, keywords = _parameters(node)
+    first, last = rest[0], rest[-1]
+    at = {"lineno": node.lineno, "end_lineno": node.lineno, "col_offset": node.col_offset,
+          "end_col_offset": node.col_offset + 3}
+    start = {"lineno": first.lineno, "end_lineno": first.lineno, "col_offset": first.col_offset,
+             "end_col_offset": first.col_offset}
     kept = _kept(node, code)
     renamed = {name: f"{_PREFIX}{index}" for index, name in enumerate(kept)}
-    entry = [f"{renamed[name]} = {{**{name}}}" if copy else f"{renamed[name]} = {name}" for name, copy in kept.items()]
-    args = ", ".join(("*" if star else "") + renamed.get(name, name) for name, star in positional)
-    kwargs = ", ".join(f"**{renamed.get(name, name)}" if star else f"{name!r}: {renamed.get(name, name)}"
-                       for name, star in keywords)
-    wait, caught = ("await ", "acaught") if isinstance(node, ast.AsyncFunctionDef) else ("", "caught")
-    text = "".join(f"{line}\n" for line in entry) + (
-        f"try:\n    pass\nexcept {CAUGHT!r}:\n    if {wait}{HOOK!r}.{caught}(({args}{',' if args else ''}), "
-        f"{{{kwargs}}}):\n        raise\n    return {HOOK!r}.result()\n")
-    made = ast.parse(text).body
-    for part in (p for each in made for p in ast.walk(each)):
-        if isinstance(part, (ast.stmt, ast.expr, ast.excepthandler)):
-            # The handler is on the `def` line: a tracer sees the user's lines, and a failure inside the handler
-            # (of the call run again after a fix) is shown there.
-            part.lineno = part.end_lineno = node.lineno
-            part.col_offset, part.end_col_offset = node.col_offset, node.col_offset + 3
-    handler = made[-1]
-    assert isinstance(handler, ast.Try)
-    handler.body = rest
-    for each in made:  # the statements themselves on the first line of the body, which runs next anyway
-        ast.copy_location(each, rest[0])
-        each.end_lineno, each.end_col_offset = rest[-1].end_lineno, rest[-1].end_col_offset
-    return [*doc, *made]
+    entry: list[ast.stmt] = [
+        ast.Assign(targets=[ast.Name(renamed[name], ast.Store(), **start)],
+                   value=ast.Dict(keys=[None], values=[ast.Name(name, ast.Load(), **start)], **start) if copy
+                   else ast.Name(name, ast.Load(), **start), **start)
+        for name, copy in kept.items()]
+    positional, keywords = _parameters(node)
+
+    def load(name: str) -> ast.expr:
+        return ast.Name(renamed.get(name, name), ast.Load(), **at)
+
+    args: list[ast.expr] = [ast.Starred(load(name), ast.Load(), **at) if star else load(name)
+                            for name, star in positional]
+    keys: list[ast.expr | None] = [None if star else ast.Constant(name, **at) for name, star in keywords]
+    call: ast.expr = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "caught", ast.Load(), **at),
+                              [ast.Tuple(args, ast.Load(), **at), ast.Dict(keys, [load(n) for n, _ in keywords], **at)],
+                              [], **at)
+    if isinstance(node, ast.AsyncFunctionDef):
+        call.func.attr = "acaught"  # type: ignore[attr-defined]
+        call = ast.Await(call, **at)
+    result = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "result", ast.Load(), **at), [], [], **at)
+    handler = ast.ExceptHandler(ast.Constant(CAUGHT, **at), None,
+                                [ast.If(call, [ast.Raise(None, None, **at)], [], **at), ast.Return(result, **at)],
+                                **at)
+    hooked = ast.Try(rest, [handler], [], [], lineno=first.lineno, col_offset=first.col_offset,
+                     end_lineno=last.end_lineno, end_col_offset=last.end_col_offset)
+    return [*doc, *entry, hooked]
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
@@ -248,11 +268,14 @@ def _keeps(code: types.CodeType) -> bool:
 
 def _stored(code: types.CodeType) -> set[int]:
     """The local variable numbers the code stores to or deletes (so a parameter among them is rebound)."""
-    stored: set[int] = set()
     raw = code.co_code
+    ops = raw[0::2]
+    if not any(op in ops for op in _STORES | _STORE_PAIRS):
+        return set()
+    stored: set[int] = set()
     extended = 0
-    for at in range(0, len(raw), 2):
-        op, arg = raw[at], raw[at + 1] | extended
+    for op, low in zip(ops, raw[1::2], strict=True):
+        arg = low | extended
         extended = (arg << 8) if op == _EXTENDED_ARG else 0
         if op in _STORES:
             stored.add(arg)
