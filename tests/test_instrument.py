@@ -289,3 +289,11 @@ def test_a_fix_that_adds_super_is_rebound_and_hooked(make_module):
     assert state.last_result is not None and state.last_result.installed == "rebind"
     assert state.mode == "instrumented" and mod.Child.name is state.func is not before
     assert state.hook is not None and mod.Child.name.__code__ is state.hook.code  # the rebound fix is hooked
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 enters a try with SETUP_FINALLY: one more instruction")
+def test_a_healthy_call_runs_the_functions_own_bytecode():
+    fn = _hooked(keeps, _Recorder())
+    assert fn.__code__.co_code.startswith(keeps.__code__.co_code)  # the body, byte for byte; the handler after it
+    assert fn.__code__.co_varnames == keeps.__code__.co_varnames  # no local added
+    assert fn(1, c=-1) == 1 and fn.__code__ is not keeps.__code__
