@@ -21,6 +21,7 @@ import linecache
 import sys
 import types
 from tokenize import TokenError
+from typing import Any
 
 from ._source import FUTURE_FLAGS
 
@@ -199,9 +200,9 @@ def _hooked_body(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeT
     doc = body[:1] if _is_docstring(body[0]) else []
     rest = body[len(doc):] or [ast.copy_location(ast.Pass(), body[0])]
     first, last = rest[0], rest[-1]
-    at = {"lineno": node.lineno, "end_lineno": node.lineno, "col_offset": node.col_offset,
+    at: dict[str, Any] = {"lineno": node.lineno, "end_lineno": node.lineno, "col_offset": node.col_offset,
           "end_col_offset": node.col_offset + 3}
-    start = {"lineno": first.lineno, "end_lineno": first.lineno, "col_offset": first.col_offset,
+    start: dict[str, Any] = {"lineno": first.lineno, "end_lineno": first.lineno, "col_offset": first.col_offset,
              "end_col_offset": first.col_offset}
     kept = _kept(node, code)
     renamed = {name: f"{_PREFIX}{index}" for index, name in enumerate(kept)}
