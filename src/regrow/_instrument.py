@@ -16,18 +16,26 @@ import logging
 import sys
 import threading
 import types
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._instrument_code import instrumented
 from ._target import Target
 from ._wrapper import RAISE, RETRY
 
-if TYPE_CHECKING:
-    from ._heal import Healing
-
 log = logging.getLogger("regrow")
 
 _retrying: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("regrow_retrying", default=frozenset())
+
+
+class Healing(Protocol):
+    """What a :class:`Hook` asks (``regrow._heal.Healing``; not imported: it imports this module)."""
+
+    func: types.FunctionType
+    hook: Hook | None
+
+    def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object: ...
+
+    async def aon_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object: ...
 
 
 class Hook:
