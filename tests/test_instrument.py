@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import bdb
 import inspect
+import linecache
 import pickle
 import sys
 import traceback
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -297,3 +299,17 @@ def test_a_healthy_call_runs_the_functions_own_bytecode():
     assert fn.__code__.co_code.startswith(keeps.__code__.co_code)  # the body, byte for byte; the handler after it
     assert fn.__code__.co_varnames == keeps.__code__.co_varnames  # no local added
     assert fn(1, c=-1) == 1 and fn.__code__ is not keeps.__code__
+
+
+@pytest.mark.parametrize("edit", [("a + b", "a - b - 0"), ("(a, b)", "(a, *, b)")])
+def test_a_file_changed_since_import_is_wrapped_not_instrumented(make_module, edit):
+    mod = make_module('''
+        def total(a, b):
+            return a + b
+    ''')
+    path = Path(mod.__file__ or "")
+    path.write_text(path.read_text(encoding="utf-8").replace(*edit), encoding="utf-8")
+    linecache.checkcache(str(path))
+    assert "".join(linecache.getlines(str(path))).count(edit[1]) == 1
+    healed = regrow.heal(mod.total)
+    assert regrow.state(healed).mode == "wrapped" and healed(2, 1) == 3  # the code that runs, not the edited text

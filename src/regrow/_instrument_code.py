@@ -106,15 +106,17 @@ def _hooked(tree: ast.Module, indented: bool, wrap: str, code: types.CodeType, f
 
 def _same_code(plain: types.CodeType, code: types.CodeType) -> bool:
     """Whether ``plain`` (compiled from the text) is the running ``code``."""
-    shape = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars", "co_cellvars")
-    return len(plain.co_code) == len(code.co_code) and _same_body(plain, code) and \
-        len(plain.co_consts) == len(code.co_consts) and all(getattr(plain, a) == getattr(code, a) for a in shape) \
-        and (plain.co_flags ^ code.co_flags) & ~inspect.CO_NESTED == 0  # a fix is compiled nested in a scope
+    return len(plain.co_code) == len(code.co_code) and len(plain.co_consts) == len(code.co_consts) and \
+        _same_body(plain, code)
 
 
 def _same_body(made: types.CodeType, code: types.CodeType) -> bool:
-    """Whether ``made`` begins with ``code``: the same bytes, names, locals and constants (then the handler)."""
-    return made.co_code[:len(code.co_code)] == code.co_code and \
+    """Whether ``made`` begins with ``code``: the same parameters, bytes, names, locals and constants (then the
+    handler). A fix is compiled nested in a scope: ``CO_NESTED`` may differ."""
+    shape = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars", "co_cellvars")
+    return all(getattr(made, a) == getattr(code, a) for a in shape) and \
+        (made.co_flags ^ code.co_flags) & ~inspect.CO_NESTED == 0 and \
+        made.co_code[:len(code.co_code)] == code.co_code and \
         made.co_names[:len(code.co_names)] == code.co_names and \
         made.co_varnames[:len(code.co_varnames)] == code.co_varnames and \
         all(type(a) is type(b) and (a.co_code == b.co_code if isinstance(a, types.CodeType) else a == b)
