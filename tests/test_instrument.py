@@ -313,3 +313,26 @@ def test_a_file_changed_since_import_is_wrapped_not_instrumented(make_module, ed
     assert "".join(linecache.getlines(str(path))).count(edit[1]) == 1
     healed = regrow.heal(mod.total)
     assert regrow.state(healed).mode == "wrapped" and healed(2, 1) == 3  # the code that runs, not the edited text
+
+
+def test_repair_and_the_command_see_the_users_code_and_keep_the_hook(make_module):
+    from scripted import Scripted
+
+    from regrow._target import Target
+
+    mod = make_module('''
+        import regrow
+
+        @regrow.heal(proposers=[], cooldown=60)
+        def half(n):
+            n = n + 0
+            return n / 0
+    ''')
+    target = Target.of(mod.half)  # `regrow heal path::half`, agents: the source matches the code as written
+    assert target.func is mod.half and "return n / 0" in target.source
+    result = regrow.repair(mod.half, (4,), proposers=[Scripted("def half(n):\n    return n / 2\n")],
+                           verify=lambda value: value == 2, sandbox="inprocess")
+    assert result.ok and mod.half(6) == 3
+    state = regrow.state(mod.half)
+    assert state.hook is not None and mod.half.__code__ is state.hook.code  # the fix is instrumented too
+    assert state.mode == "instrumented"

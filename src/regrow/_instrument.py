@@ -88,6 +88,10 @@ class Hook:
         self._local.value = value
         return False
 
+    def rehook(self, func: types.FunctionType) -> None:
+        """The code ``func`` runs now (a fix installed) instrumented like the one it replaced."""
+        rehook(func, self)
+
     def result(self) -> Any:
         value, self._local.value = self._local.value, None
         return value
