@@ -336,3 +336,21 @@ def test_repair_and_the_command_see_the_users_code_and_keep_the_hook(make_module
     state = regrow.state(mod.half)
     assert state.hook is not None and mod.half.__code__ is state.hook.code  # the fix is instrumented too
     assert state.mode == "instrumented"
+
+
+def test_inside_its_own_session_a_failure_raises_without_asking():
+    import os
+    import threading
+
+    recorder = _Recorder()
+    fn = _hooked(keeps, recorder)
+    hook = fn.__code__.co_consts[[type(c) for c in fn.__code__.co_consts].index(Hook)]
+    for owner, asked in (((os.getpid(), threading.get_ident()), 0),  # the session's thread: the engine observing
+                         ((os.getpid() + 1, threading.get_ident()), 0),  # a child forked from the session
+                         ((os.getpid(), -1), 1),  # another thread of the process: it joins the session
+                         (None, 1)):
+        hook.owner = owner
+        recorder.calls.clear()
+        with pytest.raises(IndexError):
+            fn(1, c=3)
+        assert len(recorder.calls) == asked

@@ -29,7 +29,7 @@ from ._events import Event, emit
 from ._failure import Failure, capture_exception, check_failure
 from ._generators import aresume, remake, resume
 from ._install import installed
-from ._instrument import Hook, plain_target, rebound, rehook
+from ._instrument import Hook, plain_target, rebound, session
 from ._ledger import note as _note
 from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, blind_value
 from ._logbuffer import pin_scope
@@ -287,12 +287,9 @@ class Healing:
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
         running = self.func.__code__
-        try:
+        with session(self):  # a fix installed is hooked like the original was (regrow._instrument)
             result = run_repair(RepairRequest(self.target, failure, checks, self.options, raised=exc,
                                               snapshot=snapshot, rebind=self._rebind, keep=self._keep))
-        finally:
-            if self.hook is not None:  # a fix installed is hooked like the original was
-                rehook(self.func, self.hook)
         with self._lock:
             self.results.append(result)
             if not result.ok:

@@ -11,11 +11,14 @@ generator), :func:`instrument` says why and ``@heal`` wraps the function instead
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
+import os
 import sys
 import threading
 import types
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from ._instrument_code import instrumented
@@ -46,17 +49,24 @@ class Hook:
     A failure of that second call propagates as it is, as it did through the wrapper.
     """
 
-    __slots__ = ("_local", "code", "plain", "state")
+    __slots__ = ("_local", "code", "owner", "plain", "state")
 
     def __init__(self, state: Healing) -> None:
         self.state = state
         self._local = threading.local()
         self.plain: types.CodeType | None = None  # the code the body is instrumented from (the user's)
         self.code: types.CodeType | None = None  # the instrumented code installed
+        self.owner: tuple[int, int] | None = None  # (process, thread) of the repair session running now
+
+    def _inside(self) -> bool:
+        """Whether this call runs inside the repair session itself (its thread, or a child it forked: a worker
+        observing the original), where a failure is the session's evidence, never a reason to join it."""
+        owner = self.owner
+        return owner is not None and (owner[0] != os.getpid() or owner[1] == threading.get_ident())
 
     def caught(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         exc = sys.exc_info()[1]
-        if not isinstance(exc, Exception) or id(self) in _retrying.get():
+        if not isinstance(exc, Exception) or id(self) in _retrying.get() or self._inside():
             return True
         decision = self.state.on_error(exc, args, kwargs)
         if decision is RAISE:
@@ -73,7 +83,7 @@ class Hook:
 
     async def acaught(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         exc = sys.exc_info()[1]
-        if not isinstance(exc, Exception) or id(self) in _retrying.get():
+        if not isinstance(exc, Exception) or id(self) in _retrying.get() or self._inside():
             return True
         decision = await self.state.aon_error(exc, args, kwargs)
         if decision is RAISE:
@@ -107,6 +117,22 @@ def hook(func: types.FunctionType, state: Healing) -> str:
     func.__code__ = code
     state.hook = made
     return ""
+
+
+@contextlib.contextmanager
+def session(state: Healing) -> Iterator[None]:
+    """Around a repair session of ``state``'s function: failures inside the session raise as they are (see
+    :meth:`Hook._inside`); after it, the code it leaves installed (a fix, or the original) is hooked."""
+    made = state.hook
+    if made is None:
+        yield
+        return
+    made.owner = (os.getpid(), threading.get_ident())
+    try:
+        yield
+    finally:
+        made.owner = None
+        rehook(state.func, made)
 
 
 def rehook(func: types.FunctionType, made: Hook) -> None:
