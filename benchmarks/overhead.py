@@ -1,9 +1,14 @@
-"""Overhead of @regrow.heal on a healthy call: decorated vs plain, measured side by side.
+"""Overhead of @regrow.heal on a healthy call, and at import: decorated vs plain, measured side by side.
 
 Run: .venv/bin/python benchmarks/overhead.py  (or: make bench)
 
 Each round times N calls of each function in turn (interleaved, so drift in CPU speed hits both
-alike); the per-call figure is the median over rounds. Target: <= 50 ns of overhead per call.
+alike); the per-call figure is the fastest round (on a shared, loaded machine the minimum is the
+cost itself, the median mostly the load), the median beside it. ``healed`` is the default: the function's own
+code instrumented (no extra frame); ``wrapped`` is the wrapper @heal falls back to (one extra frame).
+Targets: <= 5 ns per healthy call of ``healed`` over ``plain`` (3.11+), and <= 300 us of import time
+of CPU per decorated function (a module of 40 small functions imported with and without @heal,
+interleaved; the wrapper's cost, with ``verify=``, beside it).
 With ``verify=`` (and ``record=``) the arguments are also copied before each call, so that a call
 that changes them before it fails is replayed on what the caller passed: the last row shows that
 cost for a list of ten small dicts (a deep copy), against the same ``plain`` baseline.
@@ -12,10 +17,17 @@ cost for a list of ten small dicts (a deep copy), against the same ``plain`` bas
 from __future__ import annotations
 
 import argparse
+import importlib
+import itertools
 import statistics
+import sys
+import tempfile
+import textwrap
 import time
+from pathlib import Path
 
 import regrow
+from regrow._wrapper import make_wrapper
 
 
 def plain(a, b):
@@ -25,6 +37,13 @@ def plain(a, b):
 @regrow.heal
 def healed(a, b):
     return a + b
+
+
+def _wrapped_twin(a, b):
+    return a + b
+
+
+wrapped = make_wrapper(_wrapped_twin, regrow.state(healed), None)  # the fallback's shape: one extra frame
 
 
 @regrow.heal(verify=lambda r: r is not None)
@@ -51,25 +70,110 @@ def _time(fn, n: int) -> float:
     return (time.perf_counter_ns() - start) / n
 
 
+_FUNCTION = '''
+{decorator}
+def price_{n}(text, rate=1.0, *, strict=False):
+    """Parse a price."""
+    text = text.strip()
+    if text and text[0] in "$€":
+        text = text[1:]
+    value = float(text.replace(",", "")) * rate
+    if strict and value < 0:
+        raise ValueError(text)
+    return round(value, 2)
+'''
+_serial = itertools.count()
+
+
+def _import_time(folder: Path, count: int, decorator: str) -> float:
+    """CPU seconds to import a fresh module of ``count`` small functions, each under ``decorator``."""
+    name = f"overhead_mod_{next(_serial)}"
+    text = "import regrow\n\ndef _same(fn):\n    return fn\n\ndef _ok(r):\n    return True\n" + "".join(
+        textwrap.dedent(_FUNCTION).format(decorator=decorator, n=n) for n in range(count))
+    (folder / f"{name}.py").write_text(text, encoding="utf-8")
+    start = time.process_time()
+    importlib.import_module(name)
+    elapsed = time.process_time() - start
+    del sys.modules[name]
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=200_000)
-    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--calls", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--functions", type=int, default=40, help="functions per module in the import test")
     args = parser.parse_args()
-    samples: dict[str, list[float]] = {"plain": [], "healed": [], "healed+verify": [], "verify, 10 rows": []}
+    samples: dict[str, list[float]] = {"plain": [], "healed": [], "wrapped": [], "healed+verify": [],
+                                       "verify, 10 rows": []}
     for _ in range(args.rounds):
         samples["plain"].append(_time(plain, args.calls))
         samples["healed"].append(_time(healed, args.calls))
+        samples["wrapped"].append(_time(wrapped, args.calls))
         samples["healed+verify"].append(_time(verified, args.calls))
         samples["verify, 10 rows"].append(_time(verified_rows, args.calls // 10))
-    base = statistics.median(samples["plain"])
-    print(f"{'function':<16}{'ns/call':>10}{'overhead ns':>14}{'ratio':>8}")
+    base = min(samples["plain"])
+    print(f"{'function':<16}{'ns/call':>10}{'overhead ns':>14}{'ratio':>8}{'median ns':>12}")
     for name, values in samples.items():
-        median = statistics.median(values)
-        print(f"{name:<16}{median:>10.1f}{median - base:>14.1f}{median / base:>8.2f}")
-    overhead = statistics.median(samples["healed"]) - base
-    verdict = "meets" if overhead <= 50 else "misses"
-    print(f"\n@regrow.heal adds {overhead:.1f} ns per healthy call ({verdict} the 50 ns target)")
+        fastest = min(values)
+        print(f"{name:<16}{fastest:>10.1f}{fastest - base:>14.1f}{fastest / base:>8.2f}"
+              f"{statistics.median(values):>12.1f}")
+    overhead = min(samples["healed"]) - base
+    mode = regrow.state(healed).mode
+    verdict = "meets" if overhead <= 5 else "misses"
+    print(f"\n@regrow.heal ({mode}) adds {overhead:.1f} ns per healthy call ({verdict} the 5 ns target; "
+          f"Python {sys.version.split()[0]})")
+
+    with tempfile.TemporaryDirectory() as folder:
+        sys.path.insert(0, folder)
+        try:
+            per: dict[str, list[float]] = {"@regrow.heal": [], "@regrow.heal(verify=...)": []}
+            for _ in range(max(3, args.rounds // 20)):
+                without = _import_time(Path(folder), args.functions, "@_same")
+                for decorator, costs in per.items():
+                    spent = _import_time(Path(folder), args.functions, decorator.replace("...", "_ok"))
+                    costs.append((spent - without) / args.functions * 1e6)
+        finally:
+            sys.path.remove(folder)
+    cost = min(per["@regrow.heal"])
+    verdict = "meets" if cost <= 300 else "misses"
+    if sys.version_info >= (3, 12):
+        _monitoring(args.rounds // 2, args.calls)
+    print(f"import: {cost:.0f} us of CPU per decorated function ({verdict} the 300 us target); the wrapper "
+          f"(verify=) in the same run: {min(per['@regrow.heal(verify=...)']):.0f} us")
+
+
+def _monitoring(rounds: int, calls: int) -> None:
+    """3.12+: what exception-only ``sys.monitoring`` would cost instead (RAISE is a global event: it cannot be
+    scoped to one code object, so every exception raised anywhere in the process reaches the callback)."""
+    monitoring = sys.monitoring  # type: ignore[attr-defined]
+    tool = next(i for i in range(6) if monitoring.get_tool(i) is None)
+    monitoring.use_tool_id(tool, "regrow-overhead")
+    monitoring.register_callback(tool, monitoring.events.RAISE, lambda code, offset, exc: None)
+
+    def raiser():
+        try:
+            raise KeyError(1)
+        except KeyError:
+            pass
+
+    timed: dict[str, list[float]] = {"plain": [], "plain, RAISE on": [], "raise elsewhere": [],
+                                     "raise elsewhere, RAISE on": []}
+    try:
+        for _ in range(rounds):
+            for events, suffix in ((0, ""), (monitoring.events.RAISE, ", RAISE on")):
+                monitoring.set_events(tool, events)
+                timed["plain" + suffix].append(_time(plain, calls))
+                start = time.perf_counter_ns()
+                for _ in range(calls // 10):
+                    raiser()
+                timed["raise elsewhere" + suffix].append((time.perf_counter_ns() - start) / (calls // 10))
+    finally:
+        monitoring.set_events(tool, 0)
+        monitoring.free_tool_id(tool)
+    print("\nsys.monitoring, exception-only (a callback that does nothing):")
+    for name, values in timed.items():
+        print(f"{name:<28}{min(values):>10.1f} ns")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from ._config import SWITCHES
 from ._errors import RegrowError
 from ._heal import Healing
+from ._instrument import hook
 from ._options import HealOptions, make_options
 from ._source import snapshot
 from ._unwrap import refusal, unwrap
@@ -79,8 +80,13 @@ def heal(func: Any = None, /, **options: Any) -> Any:
     none and why, and the fixes installed that no oracle proved (each logged at WARNING with the
     value it returns where the original raised).
 
+    The function itself is returned, its own code instrumented (its body inside a ``try`` whose handler
+    hands a failure to regrow: no extra frame on a healthy call); with ``verify=``/``record=``, for
+    generators, above another decorator, or where its source does not compile to the running code, a
+    wrapper is returned instead. ``regrow.state(f).mode`` says which (docs/production.md).
+
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
-    other functions, generators, builtins. With healing disabled the function is returned as is.
+    other functions, builtins. With healing disabled the function is returned as is.
     """
     checked = make_options(**options)  # the options' one spelling, with their defaults (see regrow._options)
 
@@ -102,6 +108,9 @@ def heal(func: Any = None, /, **options: Any) -> Any:
                               "failures of its iteration: put @regrow.heal directly above the def")
         snapshot(raw)  # the file as it is at import: the code that runs is the code regrow heals
         state = Healing(raw, checked, entry)
+        if entry is None and checked.verify is None and not checked.record and not hook(raw, state):
+            raw.__regrow__ = state  # type: ignore[attr-defined]
+            return fn  # its own code is instrumented: the function itself, no wrapper (docs/production.md)
         wrapper = make_wrapper(raw, state, checked.verify, record=checked.record > 0, callee=entry)
         functools.update_wrapper(wrapper, fn)
         wrapper.__regrow__ = state  # type: ignore[attr-defined]

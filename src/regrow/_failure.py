@@ -236,3 +236,15 @@ def _message(exc: BaseException) -> str:
 
 def _type_name(kind: type) -> str:
     return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def failing_frame(exc: BaseException, func: types.FunctionType) -> tuple[types.CodeType | None, tuple[Any, ...]]:
+    """The code object of ``func``'s frame in the traceback (the code that actually failed), and the bug's key:
+    the exception type, where ``func`` was and where it was raised — the same for every input of one bug."""
+    found, line, last = None, 0, None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        code = frame.f_code
+        last = (code, lineno)
+        if code.co_name == func.__name__ and getattr(code, "co_qualname", func.__qualname__) == func.__qualname__:
+            found, line = code, lineno
+    return found, (type(exc), found, line, last)

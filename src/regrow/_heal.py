@@ -13,7 +13,6 @@ import functools
 import logging
 import threading
 import time
-import traceback
 import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,11 +25,12 @@ from ._delivery import Keeper, WriteBackMode
 from ._errors import RegrowError, TestsFailedError, VerificationError
 from ._evaluate import in_evaluation
 from ._events import Event, emit
-from ._failure import Failure, capture_exception, check_failure
+from ._failure import Failure, capture_exception, check_failure, failing_frame
 from ._fleet import run_claimed
 from ._fleet_listen import listen
 from ._generators import aresume, remake, resume
 from ._install import installed
+from ._instrument import Hook, plain_target, rebound, session
 from ._ledger import note as _note
 from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, blind_value
 from ._logbuffer import pin_scope
@@ -58,6 +58,7 @@ class Healing:
         self.options = options
         self.results: list[RepairResult] = []
         self.wrapper: types.FunctionType | None = None
+        self.hook: Hook | None = None  # set when the function's own code is instrumented (regrow._instrument)
         self._lock = threading.Lock()
         self._target: Target | None = None
         self._regressions: list[Check] = []  # earlier failing calls a later fix must still handle
@@ -90,9 +91,14 @@ class Healing:
         return running is None or running.done.wait(timeout)
 
     @property
+    def mode(self) -> str:
+        """How failures reach this state: ``"instrumented"`` (the function's own code) or ``"wrapped"``."""
+        return "wrapped" if self.hook is None else "instrumented"
+
+    @property
     def target(self) -> Target:
         if self._target is None:
-            self._target = Target.of(self.func)
+            self._target = Target.of(self.func) if self.hook is None else plain_target(self.func, self.hook)
             self._target.entry = self.entry
         return self._target
 
@@ -110,7 +116,7 @@ class Healing:
 
     def _on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
                   snapshot: Snapshot | None) -> object:
-        failing_code, key = _failing_frame(exc, self.func)
+        failing_code, key = failing_frame(exc, self.func)
         with self._lock:
             self.tally.failures += 1
             if failing_code is not None and failing_code is not self.func.__code__:
@@ -228,10 +234,7 @@ class Healing:
         """The generator the caller was iterating, made again (see :mod:`regrow._generators`)."""
         return remake(self.func, self._replaced, args, kwargs)
 
-    resume = staticmethod(resume)
-    aresume = staticmethod(aresume)
-
-    snapshot = staticmethod(take_snapshot)
+    resume, aresume, snapshot = staticmethod(resume), staticmethod(aresume), staticmethod(take_snapshot)
 
     def remember(self, snapshot: Snapshot | None, result: Any) -> None:
         """Keep a healthy call (``record=``): the arguments as they were passed, a copy of the result."""
@@ -287,8 +290,9 @@ class Healing:
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
         running = self.func.__code__
-        result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
-                                          snapshot=snapshot, rebind=self._rebind, keep=self._keep))
+        with session(self):  # a fix installed is hooked like the original was (regrow._instrument)
+            result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
+                                              snapshot=snapshot, rebind=self._rebind, keep=self._keep))
         with self._lock:
             self.results.append(result)
             if not result.ok:
@@ -338,12 +342,14 @@ class Healing:
         return self.keeper.switch(mode, force)
 
     def _rebind(self, fn: types.FunctionType) -> None:
-        """Point the wrapper at ``fn`` (its free variables differ, so ``__code__`` could not be swapped)."""
+        """Point the wrapper (or the name) at ``fn`` (its free variables differ: ``__code__`` could not be swapped)."""
+        if self.hook is not None:  # no wrapper: the fix, hooked, is put where the name is found
+            rebound(fn, self.hook, self.target)
         wrapper = self.wrapper
-        if wrapper is None or wrapper.__closure__ is None:
+        if self.hook is None and (wrapper is None or wrapper.__closure__ is None):
             raise RegrowError(f"cannot rebind {self.func.__qualname__}: no wrapper holds it")
-        index = wrapper.__code__.co_freevars.index("_rg_fn")
-        wrapper.__closure__[index].cell_contents = fn
+        if wrapper is not None and wrapper.__closure__ is not None:
+            wrapper.__closure__[wrapper.__code__.co_freevars.index("_rg_fn")].cell_contents = fn
         self.func = fn
         self._target = None
 
@@ -385,15 +391,3 @@ class Healing:
         if started.internal is not None:
             raise started.internal
         return started.result
-
-
-def _failing_frame(exc: BaseException, func: types.FunctionType) -> tuple[types.CodeType | None, tuple[Any, ...]]:
-    """The code object of ``func``'s frame in the traceback (the code that actually failed), and the bug's key:
-    the exception type, where ``func`` was and where it was raised — the same for every input of one bug."""
-    found, line, last = None, 0, None
-    for frame, lineno in traceback.walk_tb(exc.__traceback__):
-        code = frame.f_code
-        last = (code, lineno)
-        if code.co_name == func.__name__ and getattr(code, "co_qualname", func.__qualname__) == func.__qualname__:
-            found, line = code, lineno
-    return found, (type(exc), found, line, last)

@@ -126,7 +126,15 @@ def _mismatch(func: types.FunctionType, text: str) -> str:
                     None)
     if compiled is None:
         return f"no code for {func.__name__}"
-    return _compare(func.__code__, compiled)
+    return _compare(_written(func), compiled)
+
+
+def _written(func: types.FunctionType) -> types.CodeType:
+    """The code of ``func`` as written: for a function ``@heal`` instrumented, the code it instrumented."""
+    hook = getattr(getattr(func, "__regrow__", None), "hook", None)
+    plain = getattr(hook, "plain", None)
+    return plain if isinstance(plain, types.CodeType) and func.__code__ is getattr(hook, "code", None) \
+        else func.__code__
 
 
 def _compare(live: types.CodeType, compiled: types.CodeType) -> str:

@@ -224,6 +224,9 @@ class Target:
         live.__kwdefaults__ = fn.__kwdefaults__
         if lasting:
             _pin_source(fn.__code__.co_filename)
+            hook = getattr(getattr(live, "__regrow__", None), "hook", None)
+            if hook is not None:  # a function @heal instrumented stays instrumented (regrow._instrument)
+                hook.rehook(live)
         return "code"
 
     def rebind(self, fn: types.FunctionType) -> None:
