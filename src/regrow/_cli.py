@@ -15,7 +15,7 @@ from typing import TextIO
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
 from ._display import silence
 from ._errors import RegrowError
-from ._guard import INTERRUPTED, guarded, interrupted
+from ._guard import BROKEN_PIPE, INTERRUPTED, guarded, interrupted
 from ._history_cli import add_history_commands
 from ._preflight import check_heal
 from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
@@ -167,7 +167,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
     sys.path.insert(0, os.getcwd())
     try:
-        return int(args.run(args, stream))
+        status = int(args.run(args, stream))
+        stream.flush()  # here, not at the interpreter's exit: a closed output is caught below
+        return status
+    except BrokenPipeError:  # the reader closed the output (``| head -1``): end quietly, as a shell's SIGPIPE
+        silence(stream)
+        return BROKEN_PIPE
     except RegrowError as exc:
         print(f"regrow: error: {exc}", file=sys.stderr)
         return 2
