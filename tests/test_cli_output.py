@@ -198,3 +198,28 @@ def test_a_closed_pipe_ends_history_and_show_quietly(project, command):
     process.stderr.close()
     assert process.wait(timeout=120) == 141, err  # the shell's status for a closed pipe (128 + SIGPIPE)
     assert err == "", err  # no traceback, no "Exception ignored" at exit
+
+
+def test_quiet_prints_only_the_one_line_result(project):
+    done = regrow(project, *HEAL, "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [done.stdout.strip()], done.stdout  # exactly one line: no phases, no diff
+    assert done.stdout.startswith("regrow: fixed by engine") and "at shapes.py:9 after " in done.stdout
+    assert done.stdout.rstrip().endswith("; the file is unchanged (--apply writes it)"), done.stdout
+    assert done.stderr == ""
+
+
+def test_quiet_without_a_fix_is_one_line_too(project):
+    (project / "tests" / "test_shapes.py").write_text(
+        "from shapes import clamp\n\n\ndef test_above():\n    assert clamp(11, 0, 10) == 'eleven'\n")
+    done = regrow(project, *HEAL, "-q", "--timeout", "60")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert len(done.stdout.splitlines()) == 1 and done.stdout.startswith("regrow: no fix for clamp after "), done.stdout
+    assert done.stderr == ""  # the session's "could not repair" warning would say the same again
+
+
+def test_quiet_with_nothing_to_heal_says_why_in_one_line(project):
+    (project / "shapes.py").write_text(PREAMBLE + BUGGY.replace("return low  # the bug", "return high  # the bug"))
+    done = regrow(project, *HEAL, "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "regrow: every test passes; nothing to repair\n"

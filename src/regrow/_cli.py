@@ -6,6 +6,7 @@ Only the arguments are read here: the heal itself is :mod:`._project`'s (which t
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import sys
@@ -61,8 +62,13 @@ def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
     options = project_options(jobs=args.jobs, model=args.model, store=args.store, on_event=args.on_event, **given)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
                        args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log)
-    prepared = collect(heal, out)
-    return prepared.status if prepared.failure is None else run_heal(heal, prepared, out)[0]
+    held = io.StringIO()  # -q: only the one-line result (errors go to stderr)
+    prepared = collect(heal, held if args.quiet else out)
+    if prepared.failure is not None:
+        return run_heal(heal, prepared, out)[0]
+    if args.quiet:  # nothing to heal: the line that says why
+        print(held.getvalue().rstrip("\n").rsplit("\n", 1)[-1], file=out)
+    return prepared.status
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
                            "tree with the fix written in")
     heal.add_argument("--model", default=None,
                       help="a model to try after the engine, e.g. openai:gpt-5 (see docs/llm.md)")
-    heal.add_argument("-q", "--quiet", action="store_true", help="print only the result: no phases, no progress")
+    heal.add_argument("-q", "--quiet", action="store_true",
+                      help="print one line, the result (and errors): no phases, no summary")
     heal.add_argument("-v", "--verbose", action="store_true", help="list every candidate judged and its verdict")
     heal.add_argument("--log", action="store_true",
                       help="a plain line per event, even on a terminal (the default when the output is not one)")
@@ -165,6 +172,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     elif pytest_args:
         _parser().error("only regrow heal takes pytest options after --")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
+    if getattr(args, "quiet", False):  # -q: the result line says what the session's warning would
+        logging.getLogger("regrow").setLevel(logging.ERROR)
     sys.path.insert(0, os.getcwd())
     try:
         status = int(args.run(args, stream))
