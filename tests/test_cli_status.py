@@ -4,6 +4,7 @@ a traceback: ``regrow`` run as users run it, a subprocess in a project folder.""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -175,5 +176,7 @@ def test_ctrl_c_ends_cleanly_with_one_line_and_the_files_untouched(project):
     assert process.returncode == 130, (seen, out, err)
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and "interrupted" in err and "no file was changed" in err, err
+    # ... and it says what was judged so far, and in how long (the search was running)
+    assert re.search(r"^regrow: interrupted after \d+ candidates in \d+\.\ds; no file was changed$", err.strip()), err
     assert (project / "shapes.py").read_text() == BUGGY
     assert not list(project.glob("*.regrow-backup"))
