@@ -180,3 +180,20 @@ def test_ctrl_c_ends_cleanly_with_one_line_and_the_files_untouched(project):
     assert re.search(r"^regrow: interrupted after \d+ candidates in \d+\.\ds; no file was changed$", err.strip()), err
     assert (project / "shapes.py").read_text() == BUGGY
     assert not list(project.glob("*.regrow-backup"))
+
+
+@pytest.mark.parametrize("option", [("--max-candidates", "0"), ("--timeout", "-1"), ("--candidate-timeout", "0"),
+                                    ("--timeout", "nan")])
+def test_a_budget_that_allows_no_search_is_bad_input_before_any_work(project, option):
+    # Before, the tests ran and the heal ended "no fix" (exit 1) with a budget of 0 spent.
+    (project / "tests" / "test_shapes.py").write_text(TESTS + "\n\nopen('ran', 'w').close()\n")
+    done = heal(project, *option)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"argument {option[0]}: " in done.stderr and repr(option[1]) in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert not (project / "ran").exists()  # nothing was collected or run
+
+
+def test_history_limit_below_one_is_bad_input(project):
+    done = regrow_run(project, "history", "--limit", "-1")
+    assert done.returncode == 2 and "argument --limit: a whole number of at least 1, not '-1'" in done.stderr

@@ -17,7 +17,7 @@ from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
 from ._display import silence
 from ._errors import RegrowError
 from ._guard import BROKEN_PIPE, INTERRUPTED, guarded, interrupted
-from ._history_cli import add_history_commands
+from ._history_cli import add_history_commands, count
 from ._preflight import check_heal
 from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
 from ._version import __version__
@@ -30,6 +30,17 @@ def _jobs(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"--jobs takes a number of workers, at least 1, not {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (``--timeout -1`` is bad input, not "no fix")."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"a number of seconds above 0, not {text!r}")
     return value
 
 
@@ -83,11 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--test", action="append", required=True, metavar="NODE",
                       help="a pytest node id or test file the fix must pass (repeatable)")
     heal.add_argument("--rootdir", default=None, help="pytest's rootdir (default: found by pytest)")
-    heal.add_argument("--max-candidates", type=int, default=None,
+    heal.add_argument("--max-candidates", type=count, default=None, metavar="N",
                       help="candidates to try at most (max_candidates in the configuration, or 2000)")
-    heal.add_argument("--timeout", type=float, default=None,
+    heal.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                       help=f"seconds for the whole repair (timeout in the configuration, or {TIMEOUT:g})")
-    heal.add_argument("--candidate-timeout", type=float, default=None,
+    heal.add_argument("--candidate-timeout", type=_seconds, default=None, metavar="SECONDS",
                       help="seconds per candidate's tests, and per test on the original (candidate_timeout in the "
                            f"configuration, or {CANDIDATE_TIMEOUT:g})")
     heal.add_argument("--jobs", type=_jobs, default=None, metavar="N",
