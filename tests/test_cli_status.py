@@ -197,3 +197,19 @@ def test_a_budget_that_allows_no_search_is_bad_input_before_any_work(project, op
 def test_history_limit_below_one_is_bad_input(project):
     done = regrow_run(project, "history", "--limit", "-1")
     assert done.returncode == 2 and "argument --limit: a whole number of at least 1, not '-1'" in done.stderr
+
+
+def test_a_model_endpoint_that_refuses_is_one_line_not_a_traceback(project):
+    import socket
+
+    pytest.importorskip("openai")
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (project / "tests" / "test_shapes.py").write_text(
+        "from shapes import clamp\n\n\ndef test_above():\n    assert clamp(11, 0, 10) == 'eleven'\n")
+    prelude = (f"import os\nos.environ.update(OPENAI_API_KEY='sk-test', OPENAI_BASE_URL='http://127.0.0.1:{port}/v1')")
+    done = heal(project, "--model", "openai:gpt-test", "--timeout", "60", prelude=prelude)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr  # before: ~110 lines of the SDK's connection traceback
+    assert "proposer openai:gpt-test failed: " in done.stderr and len(done.stderr.splitlines()) <= 3, done.stderr

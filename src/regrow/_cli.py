@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
 from ._display import silence
@@ -113,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="a model to try after the engine, e.g. openai:gpt-5 (see docs/llm.md)")
     heal.add_argument("-q", "--quiet", action="store_true",
                       help="print one line, the result (and errors): no phases, no summary")
-    heal.add_argument("-v", "--verbose", action="store_true", help="list every candidate judged and its verdict")
+    heal.add_argument("-v", "--verbose", action="store_true",
+                      help="list every candidate judged and its verdict (and a warning's traceback)")
     heal.add_argument("--log", action="store_true",
                       help="a plain line per event, even on a terminal (the default when the output is not one)")
     add_heal_options(heal)
@@ -167,6 +168,17 @@ def _no_bench(args: argparse.Namespace, out: TextIO) -> int:
     raise RegrowError("regrow bench is not available in this build")
 
 
+_LOG_FORMAT = "%(name)s: %(message)s"
+
+
+class _OneLine(logging.Formatter):
+    """A warning is its one line: the traceback of, say, a model endpoint that refused the connection is
+    only for ``-v`` (the line already names the cause)."""
+
+    def formatException(self, ei: Any) -> str:
+        return ""
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``regrow`` console script; returns the exit status."""
     stream = out or sys.stdout
@@ -182,7 +194,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args.pytest_args = pytest_args
     elif pytest_args:
         _parser().error("only regrow heal takes pytest options after --")
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT) if getattr(args, "verbose", False) else _OneLine(_LOG_FORMAT))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     if getattr(args, "quiet", False):  # -q: the result line says what the session's warning would
         logging.getLogger("regrow").setLevel(logging.ERROR)
     sys.path.insert(0, os.getcwd())
