@@ -59,7 +59,7 @@ def test_the_command_serves_a_fix_from_its_store_the_second_time(project: Path) 
     # (only @heal and repair() put the cache proposer first); the agents' heals, which always have a store,
     # searched again for a failure they had fixed.
     store = project / "ledger.sqlite"
-    argv = ["heal", "clamp_assembly.py::clamp", "--test", "test_clamp_assembly.py", "--store", str(store), "-q"]
+    argv = ["heal", "clamp_assembly.py::clamp", "--test", "test_clamp_assembly.py", "--store", str(store)]
     first, second = io.StringIO(), io.StringIO()
     assert main(argv, first) == 0, first.getvalue()
     assert main(argv, second) == 0, second.getvalue()

@@ -110,7 +110,7 @@ def test_class_method_target(project):
     (project / "tests" / "test_shapes.py").write_text(
         "from shapes import Box\n\n\ndef test_area():\n"
         "    assert Box().area(3, 4) == 12\n    assert Box().area(5, 2) == 10\n")
-    done = regrow(project, "heal", "shapes.py::Box.area", "--test", "tests/test_shapes.py::test_area", "-q")
+    done = regrow(project, "heal", "shapes.py::Box.area", "--test", "tests/test_shapes.py::test_area")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "+        return w * h" in done.stdout
 

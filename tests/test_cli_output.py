@@ -169,3 +169,57 @@ def test_history_without_a_ledger_and_show_of_no_session_are_bad_input(project):
     assert regrow(project, *HEAL, "--store", str(store)).returncode == 0
     nothing = regrow(project, "show", "999", "--store", str(store))
     assert nothing.returncode == 2 and "no session 999" in nothing.stderr
+
+
+def _grow(store: Path, times: int) -> None:
+    """Double the ledger's sessions and the first session's verdicts ``times`` times: more than a pipe holds."""
+    import sqlite3
+
+    db = sqlite3.connect(store)
+    sessions = "qualname, fingerprint, ok, reason, candidates, duration, fix, created, host"
+    for _ in range(times):
+        db.execute(f"INSERT INTO sessions ({sessions}) SELECT {sessions} FROM sessions")
+        db.execute("INSERT INTO verdicts SELECT * FROM verdicts WHERE session = 1")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("command", [("history", "--json", "--limit", "100000"), ("show", "1", "--json")])
+def test_a_closed_pipe_ends_history_and_show_quietly(project, command):
+    store = project / ".regrow" / "ledger.sqlite"
+    assert regrow(project, *HEAL, "--store", str(store)).returncode == 0
+    _grow(store, 11)  # 2048 sessions, thousands of verdicts: far more than the 64 KiB a pipe buffers
+    process = subprocess.Popen([sys.executable, "-m", "regrow", *command], cwd=project, env=_env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().strip() in (b"[", b"{")
+    process.stdout.close()  # what ``| head -1`` does
+    err = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=120) == 141, err  # the shell's status for a closed pipe (128 + SIGPIPE)
+    assert err == "", err  # no traceback, no "Exception ignored" at exit
+
+
+def test_quiet_prints_only_the_one_line_result(project):
+    done = regrow(project, *HEAL, "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [done.stdout.strip()], done.stdout  # exactly one line: no phases, no diff
+    assert done.stdout.startswith("regrow: fixed by engine") and "at shapes.py:9 after " in done.stdout
+    assert done.stdout.rstrip().endswith("; the file is unchanged (--apply writes it)"), done.stdout
+    assert done.stderr == ""
+
+
+def test_quiet_without_a_fix_is_one_line_too(project):
+    (project / "tests" / "test_shapes.py").write_text(
+        "from shapes import clamp\n\n\ndef test_above():\n    assert clamp(11, 0, 10) == 'eleven'\n")
+    done = regrow(project, *HEAL, "-q", "--timeout", "60")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert len(done.stdout.splitlines()) == 1 and done.stdout.startswith("regrow: no fix for clamp after "), done.stdout
+    assert done.stderr == ""  # the session's "could not repair" warning would say the same again
+
+
+def test_quiet_with_nothing_to_heal_says_why_in_one_line(project):
+    (project / "shapes.py").write_text(PREAMBLE + BUGGY.replace("return low  # the bug", "return high  # the bug"))
+    done = regrow(project, *HEAL, "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "regrow: every test passes; nothing to repair\n"

@@ -62,7 +62,7 @@ def heal(cwd: Path, *extra: str, env: dict[str, str] | None = None) -> subproces
 
 def test_a_fixture_error_is_named_as_one_not_as_a_test_that_never_calls(project):
     (project / "tests" / "test_shapes.py").write_text(TESTS + FIXTURE)
-    done = heal(project, "-q")
+    done = heal(project)
     assert done.returncode == 0, done.stdout + done.stderr  # healed against the test that does call it
     line = next(line for line in done.stdout.splitlines() if "test_with_a_database" in line)
     assert "errors in its fixture setup (RuntimeError: no database here)" in line, line
@@ -73,7 +73,7 @@ def test_a_fixture_error_is_named_as_one_not_as_a_test_that_never_calls(project)
 
 def test_a_test_that_does_not_finish_is_named_as_one(project):
     (project / "tests" / "test_shapes.py").write_text(TESTS + HANGS)
-    done = heal(project, "-q", "--candidate-timeout", "2")
+    done = heal(project, "--candidate-timeout", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(line for line in done.stdout.splitlines() if "test_waits_forever" in line)
     assert "did not finish in 2s on the original code, before it called shapes.clamp" in line, line

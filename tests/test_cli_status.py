@@ -4,6 +4,7 @@ a traceback: ``regrow`` run as users run it, a subprocess in a project folder.""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -175,5 +176,40 @@ def test_ctrl_c_ends_cleanly_with_one_line_and_the_files_untouched(project):
     assert process.returncode == 130, (seen, out, err)
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and "interrupted" in err and "no file was changed" in err, err
+    # ... and it says what was judged so far, and in how long (the search was running)
+    assert re.search(r"^regrow: interrupted after \d+ candidates in \d+\.\ds; no file was changed$", err.strip()), err
     assert (project / "shapes.py").read_text() == BUGGY
     assert not list(project.glob("*.regrow-backup"))
+
+
+@pytest.mark.parametrize("option", [("--max-candidates", "0"), ("--timeout", "-1"), ("--candidate-timeout", "0"),
+                                    ("--timeout", "nan")])
+def test_a_budget_that_allows_no_search_is_bad_input_before_any_work(project, option):
+    # Before, the tests ran and the heal ended "no fix" (exit 1) with a budget of 0 spent.
+    (project / "tests" / "test_shapes.py").write_text(TESTS + "\n\nopen('ran', 'w').close()\n")
+    done = heal(project, *option)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"argument {option[0]}: " in done.stderr and repr(option[1]) in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert not (project / "ran").exists()  # nothing was collected or run
+
+
+def test_history_limit_below_one_is_bad_input(project):
+    done = regrow_run(project, "history", "--limit", "-1")
+    assert done.returncode == 2 and "argument --limit: a whole number of at least 1, not '-1'" in done.stderr
+
+
+def test_a_model_endpoint_that_refuses_is_one_line_not_a_traceback(project):
+    import socket
+
+    pytest.importorskip("openai")
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (project / "tests" / "test_shapes.py").write_text(
+        "from shapes import clamp\n\n\ndef test_above():\n    assert clamp(11, 0, 10) == 'eleven'\n")
+    prelude = (f"import os\nos.environ.update(OPENAI_API_KEY='sk-test', OPENAI_BASE_URL='http://127.0.0.1:{port}/v1')")
+    done = heal(project, "--model", "openai:gpt-test", "--timeout", "60", prelude=prelude)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr  # before: ~110 lines of the SDK's connection traceback
+    assert "proposer openai:gpt-test failed: " in done.stderr and len(done.stderr.splitlines()) <= 3, done.stderr

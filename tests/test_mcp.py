@@ -157,3 +157,30 @@ def test_the_core_never_imports_the_agent_sdks_and_says_which_extra_is_missing(t
     done = subprocess.run([sys.executable, "-c", without], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert done.returncode == 2
     assert "regrow mcp needs the mcp extra: pip install 'regrow[mcp]'" in done.stderr
+
+
+def test_a_heal_takes_its_budget_from_the_configuration_unless_the_call_gives_one(shop):
+    # Before, the tool's own defaults (2000 candidates, 300 s) were always passed: REGROW_* never reached it.
+    params = server(shop)
+    params.env = {**(params.env or {}), "REGROW_MAX_CANDIDATES": "3", "REGROW_TIMEOUT": "45"}
+    totals: list[float | None] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        totals.append(total)
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        configured = await client.call_tool("heal_function", {"target": TARGET, "tests": TESTS},
+                                            progress_callback=on_progress)
+        given = await client.call_tool("heal_function", {"target": TARGET, "tests": TESTS, "max_candidates": 500,
+                                                         "timeout": 120})
+        return payload(configured), payload(given)
+
+    async def main() -> tuple[Any, Any]:
+        async with Client(params, read_timeout_seconds=240) as client:
+            return await body(client)
+
+    configured, given = anyio.run(main)
+    assert configured["budget"] == {"max_candidates": 3, "timeout": 45.0}, configured
+    assert totals and all(total == 3 for total in totals)
+    assert given["budget"] == {"max_candidates": 500, "timeout": 120.0}, given
+    assert given["status"] == "fixed"

@@ -23,28 +23,35 @@ from ._deliver_cli import Keeping
 from ._engine import Engine
 from ._errors import RegrowError
 from ._events import Event
-from ._project import Prepared, ProjectHeal, collect, project_options, run_heal
+from ._project import TIMEOUT, Prepared, ProjectHeal, collect, project_options, run_heal
 from ._proposer import Request
+from ._settings import ConfigError, configured
 from ._store import Store
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)
 _MAX_VERDICTS = 200  # verdicts listed in a result; the count says how many there were in all
 _PROGRESS_EVERY = 0.05  # seconds between progress notifications (a passing verdict is always sent)
 DEFAULT_STORE = ".regrow/ledger.sqlite"
+HEAL_GRACE = 60.0  # seconds past a heal's own budget before its worker is stopped
 
 
 def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: bool = False,
-         max_candidates: int = 2000, store: str | None = DEFAULT_STORE, timeout: float = 300.0,
+         max_candidates: int | None = None, store: str | None = DEFAULT_STORE, timeout: float | None = None,
          progress: Progress | None = None) -> dict[str, Any]:
     """Heal ``target`` (``path.py::qualname``) until ``tests`` (pytest node ids) pass, as ``regrow heal`` does:
-    every verdict, the diff of the fix, and whether it was written (``apply``)."""
+    every verdict, the diff of the fix, and whether it was written (``apply``). ``model``, ``max_candidates``
+    and ``timeout`` not given (``None``) are the configuration's (``[tool.regrow]``, ``REGROW_*``), else the
+    command's defaults; ``budget`` in the result says which were used."""
     out, verdicts = io.StringIO(), list[dict[str, Any]]()
     found: dict[str, Any] = {"target": target, "tests": list(tests), "verdicts": verdicts, "fix": None, "diff": "",
                              "applied": False}
-    log = _VerdictLog(verdicts, max_candidates, progress)
+    log = _VerdictLog(verdicts, 0, progress)
+    given = {name: value for name, value in (("max_candidates", max_candidates), ("timeout", timeout))
+             if value is not None}
     try:
-        options = project_options(max_candidates=max_candidates, timeout=timeout, model=model, store=store or None,
-                                  on_event=[log])
+        options = project_options(model=model, store=store or None, on_event=[log], **given)
+        log.total = options.budget.max_candidates
+        found["budget"] = {"max_candidates": options.budget.max_candidates, "timeout": options.budget.timeout}
         request = ProjectHeal(target, tuple(tests), options, keeping=Keeping(apply=apply))
         prepared = collect(request, out)
         found["target"] = _name(prepared)
@@ -63,6 +70,17 @@ def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: 
         found["diff"] = result.diff
         found["applied"] = apply and status == 0
     return _done(found, "fixed" if result.ok and status == 0 else "not fixed", status, out)
+
+
+def heal_limit(root: str | Path, timeout: float | None) -> float:
+    """The seconds a heal's worker may run in ``root``: its timeout (given, else the configuration's as the
+    worker will read it there, else the command's) and a grace for collecting and keeping the fix."""
+    if timeout is None:
+        try:
+            timeout = float(configured(Path(root)).get("timeout", TIMEOUT))
+        except ConfigError:  # the worker says what is wrong with it, as its error
+            timeout = TIMEOUT
+    return timeout + HEAL_GRACE
 
 
 def run_checks(target: str, tests: Sequence[str]) -> dict[str, Any]:

@@ -6,17 +6,18 @@ Only the arguments are read here: the heal itself is :mod:`._project`'s (which t
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from ._deliver_cli import Keeping, add_deliver_command, add_heal_options
 from ._display import silence
 from ._errors import RegrowError
-from ._guard import INTERRUPTED, guarded, interrupted
-from ._history_cli import add_history_commands
+from ._guard import BROKEN_PIPE, INTERRUPTED, guarded, interrupted
+from ._history_cli import add_history_commands, count
 from ._preflight import check_heal
 from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
 from ._version import __version__
@@ -29,6 +30,17 @@ def _jobs(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"--jobs takes a number of workers, at least 1, not {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (``--timeout -1`` is bad input, not "no fix")."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"a number of seconds above 0, not {text!r}")
     return value
 
 
@@ -61,8 +73,13 @@ def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
     options = project_options(jobs=args.jobs, model=args.model, store=args.store, on_event=args.on_event, **given)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
                        args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log)
-    prepared = collect(heal, out)
-    return prepared.status if prepared.failure is None else run_heal(heal, prepared, out)[0]
+    held = io.StringIO()  # -q: only the one-line result (errors go to stderr)
+    prepared = collect(heal, held if args.quiet else out)
+    if prepared.failure is not None:
+        return run_heal(heal, prepared, out)[0]
+    if args.quiet:  # nothing to heal: the line that says why
+        print(held.getvalue().rstrip("\n").rsplit("\n", 1)[-1], file=out)
+    return prepared.status
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,11 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--test", action="append", required=True, metavar="NODE",
                       help="a pytest node id or test file the fix must pass (repeatable)")
     heal.add_argument("--rootdir", default=None, help="pytest's rootdir (default: found by pytest)")
-    heal.add_argument("--max-candidates", type=int, default=None,
+    heal.add_argument("--max-candidates", type=count, default=None, metavar="N",
                       help="candidates to try at most (max_candidates in the configuration, or 2000)")
-    heal.add_argument("--timeout", type=float, default=None,
+    heal.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
                       help=f"seconds for the whole repair (timeout in the configuration, or {TIMEOUT:g})")
-    heal.add_argument("--candidate-timeout", type=float, default=None,
+    heal.add_argument("--candidate-timeout", type=_seconds, default=None, metavar="SECONDS",
                       help="seconds per candidate's tests, and per test on the original (candidate_timeout in the "
                            f"configuration, or {CANDIDATE_TIMEOUT:g})")
     heal.add_argument("--jobs", type=_jobs, default=None, metavar="N",
@@ -94,8 +111,10 @@ def _parser() -> argparse.ArgumentParser:
                            "tree with the fix written in")
     heal.add_argument("--model", default=None,
                       help="a model to try after the engine, e.g. openai:gpt-5 (see docs/llm.md)")
-    heal.add_argument("-q", "--quiet", action="store_true", help="print only the result: no phases, no progress")
-    heal.add_argument("-v", "--verbose", action="store_true", help="list every candidate judged and its verdict")
+    heal.add_argument("-q", "--quiet", action="store_true",
+                      help="print one line, the result (and errors): no phases, no summary")
+    heal.add_argument("-v", "--verbose", action="store_true",
+                      help="list every candidate judged and its verdict (and a warning's traceback)")
     heal.add_argument("--log", action="store_true",
                       help="a plain line per event, even on a terminal (the default when the output is not one)")
     add_heal_options(heal)
@@ -149,6 +168,17 @@ def _no_bench(args: argparse.Namespace, out: TextIO) -> int:
     raise RegrowError("regrow bench is not available in this build")
 
 
+_LOG_FORMAT = "%(name)s: %(message)s"
+
+
+class _OneLine(logging.Formatter):
+    """A warning is its one line: the traceback of, say, a model endpoint that refused the connection is
+    only for ``-v`` (the line already names the cause)."""
+
+    def formatException(self, ei: Any) -> str:
+        return ""
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``regrow`` console script; returns the exit status."""
     stream = out or sys.stdout
@@ -160,7 +190,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if words[:1] == ["heal"] and any(w == "--from" or w.startswith("--from=") for w in words):
         from ._fleet_cli import heal_from  # one capture file, healed offline (docs/fleet.md)
 
-        return _guard_errors(lambda: heal_from(words[1:], stream))
+        return _guard_errors(lambda: heal_from(words[1:], stream), stream)
     # ``regrow heal ... -- OPTIONS``: pytest options for collecting and running the tests.
     pytest_args = words[words.index("--") + 1:] if "--" in words else []
     args = _parser().parse_args(words[: words.index("--")] if "--" in words else words)
@@ -168,14 +198,25 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         args.pytest_args = pytest_args
     elif pytest_args:
         _parser().error("only regrow heal takes pytest options after --")
-    return _guard_errors(lambda: int(args.run(args, stream)))
+    return _guard_errors(lambda: int(args.run(args, stream)), stream, verbose=getattr(args, "verbose", False),
+                         quiet=getattr(args, "quiet", False))
 
 
-def _guard_errors(run: Callable[[], int]) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
+def _guard_errors(run: Callable[[], int], stream: TextIO, *, verbose: bool = False, quiet: bool = False) -> int:
+    """Run a command: user errors are one line (exit 2), Ctrl-C and a closed output end quietly."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT) if verbose else _OneLine(_LOG_FORMAT))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    if quiet:  # -q: the result line says what the session's warning would
+        logging.getLogger("regrow").setLevel(logging.ERROR)
     sys.path.insert(0, os.getcwd())
     try:
-        return run()
+        status = run()
+        stream.flush()  # here, not at the interpreter's exit: a closed output is caught below
+        return status
+    except BrokenPipeError:  # the reader closed the output (``| head -1``): end quietly, as a shell's SIGPIPE
+        silence(stream)
+        return BROKEN_PIPE
     except RegrowError as exc:
         print(f"regrow: error: {exc}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 
 NO_FIX = 1
 INTERRUPTED = 130  # the shell's status for a command ended by Ctrl-C
+BROKEN_PIPE = 141  # the shell's status for a command ended by writing to a closed pipe (128 + SIGPIPE)
 _SIZE = 4096
 _DONE = b"D"  # the first byte: the child said its status (the second byte)
 

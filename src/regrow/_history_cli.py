@@ -22,7 +22,7 @@ DEFAULT_STORE = Path(".regrow") / "ledger.sqlite"
 def add_history_commands(commands: Any) -> None:
     history = commands.add_parser("history", help="the repairs recorded in a store's ledger, newest first")
     history.add_argument("--function", default=None, metavar="QUALNAME", help="only this function's sessions")
-    history.add_argument("--limit", type=int, default=20, metavar="N", help="at most N sessions (20)")
+    history.add_argument("--limit", type=count, default=20, metavar="N", help="at most N sessions (20)")
     history.add_argument("--jobs", dest="what", action="store_const", const="jobs", default="sessions",
                          help="the jobs handed to workers instead, with the host that submitted each")
     history.add_argument("--installs", dest="what", action="store_const", const="installs",
@@ -35,6 +35,17 @@ def add_history_commands(commands: Any) -> None:
         parser.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(run=run_history)
     show.set_defaults(run=run_show)
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--max-candidates 0`` is bad input, not "no fix")."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text!r}")
+    return value
 
 
 def _open(path: str | None) -> sqlite3.Connection:

@@ -15,7 +15,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ._agent import DEFAULT_STORE
+from ._agent import DEFAULT_STORE, heal_limit
 from ._agent import history as read_history
 from ._agent_process import OperationError, run_operation
 from ._version import __version__
@@ -26,7 +26,6 @@ Targets are `path/to/module.py::function` (or `::Class.method`), relative to the
 tests are pytest node ids or test files. explain_failure says where to look; run_checks runs the
 tests as they are; heal_function searches for a fix and returns every verdict and the diff
 (apply=true writes the fix into the file, with a backup); history lists earlier repairs."""
-GRACE = 60.0  # seconds past a heal's own budget before its worker is stopped
 LIMIT = 300.0  # seconds for a run of the checks or a localization
 
 
@@ -49,16 +48,19 @@ def build_server(root: str | Path = ".", store: str | Path | None = None,
 
     @server.tool()
     async def heal_function(target: str, tests: list[str], ctx: Context, model: str | None = None,
-                            apply: bool = False, max_candidates: int = 2000, timeout: float = 300.0) -> dict[str, Any]:
+                            apply: bool = False, max_candidates: int | None = None,
+                            timeout: float | None = None) -> dict[str, Any]:
         """Repair `target` until `tests` pass: every verdict (candidate, check, reason), the fix and its diff.
 
         The built-in search engine goes first; `model` (e.g. "openai:gpt-5", its key in the server's
         environment) is asked only for what the engine cannot fix. `apply` writes the fix into the file
         (a backup is kept). Each verdict is sent as a progress notification while the heal runs.
+        `max_candidates` and `timeout` (seconds) default to the project's configuration
+        ([tool.regrow] in pyproject.toml, REGROW_* in the server's environment), else 2000 and 300.
         """
         return await run({"op": "heal_function", "target": target, "tests": tests, "model": model, "apply": apply,
                           "max_candidates": max_candidates, "timeout": timeout, "store": str(ledger)},
-                         timeout + GRACE, ctx)
+                         heal_limit(folder, timeout), ctx)
 
     @server.tool()
     async def run_checks(target: str, tests: list[str]) -> dict[str, Any]:

@@ -154,10 +154,11 @@ def run_heal(heal: ProjectHeal, prepared: Prepared, out: TextIO) -> tuple[int, R
                            log=heal.log or heal.quiet)
     options = dataclasses.replace(heal.options, on_event=(display, _noting, *heal.options.on_event))
     kept: list[int] = []
+    said = io.StringIO() if heal.quiet else out  # -q: the one-line result, where the fix went, errors on stderr
 
     def keep(target: Target, result: RepairResult, checks: Sequence[Check]) -> None:
         display.close()
-        kept.append(_keep(heal, prepared, target, result, checks, display, out))
+        kept.append(_keep(heal, prepared, target, result, checks, display, said, out))
 
     try:
         result = run_repair(RepairRequest(prepared.target, failure, tuple(prepared.checks), options, oracle=True,
@@ -170,14 +171,24 @@ def run_heal(heal: ProjectHeal, prepared: Prepared, out: TextIO) -> tuple[int, R
     finally:
         display.close()
     tests = [seen.nodeid for seen in prepared.reach if not seen.blind]
+    judged = max(display.judged, result.candidates + result.screened)
     if not result.ok or result.fix is None:
-        show(out, rows(prepared.target, result, "no fix", display.judged, tests), "")
-        after_failure(heal.keeping, prepared.target, result, options.store, out)
+        if heal.quiet:
+            print(f"regrow: no fix for {failure.qualname} after {judged} candidates in {result.duration:.2f}s: "
+                  f"{result.reason or 'the search ended without a fix'}", file=out)
+        else:
+            show(out, rows(prepared.target, result, "no fix", display.judged, tests), "")
+        after_failure(heal.keeping, prepared.target, result, options.store, out)  # where it went: even with -q
         return 1, result
     status = kept[0]
-    print(f"regrow: fixed by {label(prepared.target, result.fix)} after "
-          f"{max(display.judged, result.candidates + result.screened)} candidates "
-          f"in {result.duration:.2f}s", file=out)
+    by = f"{label(prepared.target, result.fix)} after {judged} candidates in {result.duration:.2f}s"
+    fixed = f"fixed by {by}"
+    if heal.quiet:
+        outcome = _outcome(heal, status)
+        print(f"regrow: {fixed}; {outcome.removeprefix('fixed, ')}" if status == 0 else
+              f"regrow: a fix found by {by}; {outcome}", file=out)
+        return status, result
+    print(f"regrow: {fixed}", file=out)
     show(out, rows(prepared.target, result, _outcome(heal, status), display.judged, tests), result.diff)
     return status, result
 
@@ -201,8 +212,9 @@ def _outcome(heal: ProjectHeal, status: int) -> str:
 
 
 def _keep(heal: ProjectHeal, prepared: Prepared, target: Target, result: RepairResult, checks: Sequence[Check],
-          display: Display, out: TextIO) -> int:
-    """Prove a fix in a scratch copy for the tests that spawn the code, and keep it as asked."""
+          display: Display, said: TextIO, out: TextIO) -> int:
+    """Prove a fix in a scratch copy for the tests that spawn the code (saying so on ``said``), and keep it
+    as asked (saying where it went on ``out``, even with ``-q``)."""
     assert result.fix is not None
     spawning = [seen.nodeid for seen in prepared.reach if seen.blind and seen.started]
     if spawning and not heal.no_copy:
@@ -213,10 +225,10 @@ def _keep(heal: ProjectHeal, prepared: Prepared, target: Target, result: RepairR
         if not proof.passed:
             print(f"regrow: not fixed: with the fix written into a scratch copy of {prepared.suite.config.rootpath}, "
                   f"{len(proof.failed)} of the {len(spawning)} tests that run the code in a subprocess fail there "
-                  f"({', '.join(proof.failed)}){': ' + proof.detail if proof.detail else ''}", file=out)
+                  f"({', '.join(proof.failed)}){': ' + proof.detail if proof.detail else ''}", file=said)
             return 1
         print(f"regrow: the {len(spawning)} tests that run the code in a subprocess pass in a scratch copy with "
-              "the fix written in", file=out)
+              "the fix written in", file=said)
     doing("keeping the fix")
     return after_fix(heal.keeping, target, result, checks, heal.options.store, out)
 

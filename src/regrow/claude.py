@@ -23,7 +23,7 @@ from typing import Any
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, tool
 
-from ._agent import DEFAULT_STORE
+from ._agent import DEFAULT_STORE, heal_limit
 from ._agent import history as read_history
 from ._agent_process import OperationError, run_operation
 from ._decorator import heal
@@ -89,11 +89,13 @@ def regrow_tools(root: str | Path = ".", store: str | Path | None = None) -> lis
               "model": {"type": "string"}, "apply": {"type": "boolean"}, "max_candidates": {"type": "integer"},
               "timeout": {"type": "number"}}})
     async def heal_function(args: dict[str, Any]) -> dict[str, Any]:
-        timeout = float(args.get("timeout", 300.0))
+        # A budget not given is the configuration's ([tool.regrow], REGROW_*), as the worker reads it in root.
+        timeout = None if args.get("timeout") is None else float(args["timeout"])
+        most = None if args.get("max_candidates") is None else int(args["max_candidates"])
         return await run({"op": "heal_function", "target": args["target"], "tests": args["tests"],
                           "model": args.get("model"), "apply": bool(args.get("apply", False)),
-                          "max_candidates": int(args.get("max_candidates", 2000)), "timeout": timeout,
-                          "store": str(ledger)}, timeout + 60.0)
+                          "max_candidates": most, "timeout": timeout, "store": str(ledger)},
+                         heal_limit(folder, timeout))
 
     checks_schema = {"type": "object", "required": ["target", "tests"], "properties": {
         "target": {"type": "string"}, "tests": {"type": "array", "items": {"type": "string"}}}}
