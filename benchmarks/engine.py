@@ -19,12 +19,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from regrow._checks import PytestTests
-from regrow._engine import Engine
-from regrow._engine._judges import cores
-from regrow._failure import check_failure
-from regrow._proposer import Request
-from regrow._target import Target
+from regrow._checks._oracles import PytestTests
+from regrow._proposers._engine import Engine
+from regrow._proposers._engine._judges import cores
+from regrow._evidence._failure import check_failure
+from regrow._proposers._proposer import Request
+from regrow._target._target import Target
 
 PROGRAM = '''
 def score(words, bonus):

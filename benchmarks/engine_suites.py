@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from regrow._checks import PytestTests
-from regrow._engine import Engine
-from regrow._engine._localize import Spectrum
-from regrow._failure import check_failure
-from regrow._proposer import Request
-from regrow._target import Target
+from regrow._checks._oracles import PytestTests
+from regrow._proposers._engine import Engine
+from regrow._checks._spectrum import Spectrum
+from regrow._evidence._failure import check_failure
+from regrow._proposers._proposer import Request
+from regrow._target._target import Target
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / ".cache" / "realcode" / "manifest.toml"

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 import regrow
-from regrow._failure import capture_exception
+from regrow._evidence._failure import capture_exception
 
 
 class _Bare(logging.Handler):

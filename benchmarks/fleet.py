@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from regrow import Store, repair  # noqa: E402
-from regrow._worker import capture_call  # noqa: E402
+from regrow._service._worker import capture_call  # noqa: E402
 
 SHOP = '''
 def total(values):
@@ -79,7 +79,7 @@ while time.monotonic() < deadline:
 WORKER = '''
 import sys, time
 from pathlib import Path
-from regrow._worker import work
+from regrow._service._worker import work
 import bench_shop  # imported before the clock starts, as a running worker has it
 
 folder = Path(sys.argv[3])

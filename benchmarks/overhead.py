@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import regrow
-from regrow._wrapper import make_wrapper
+from regrow._heal._wrapper import make_wrapper
 
 
 def plain(a, b):

@@ -5,7 +5,7 @@
 For each size a module holding one generated function of that many lines (assignments, branches,
 loops and calls on its arguments) is written to a scratch folder, and the engine's planning steps run
 on it in the host, each timed: the target read from the file, its scope (sites and names), the first
-100 edits in search order (:class:`regrow._engine._ranked.Ranked`), and the first candidate made from
+100 edits in search order (:class:`regrow._proposers._engine._ranked.Ranked`), and the first candidate made from
 them (spliced and compiled). Reported: milliseconds per line of the planning steps (target: flat from
 100 to 3,000 lines, i.e. the 3,000-line figure within 2x the 100-line one) and the time to the first
 candidate (target: 2 s at 3,000 lines).
@@ -22,12 +22,12 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from regrow._engine._module import Module
-from regrow._engine._operators import OPERATORS
-from regrow._engine._plan import Plan, Stats
-from regrow._engine._ranked import Ranked
-from regrow._engine._scope import Scope
-from regrow._target import Target, find_function
+from regrow._proposers._engine._module import Module
+from regrow._proposers._engine._operators import OPERATORS
+from regrow._proposers._engine._plan import Plan, Stats
+from regrow._proposers._engine._ranked import Ranked
+from regrow._proposers._engine._scope import Scope
+from regrow._target._target import Target, find_function
 
 FIRST_CANDIDATE_TARGET = 2.0  # seconds, at 3,000 lines
 FLAT_TARGET = 2.0  # the per-line figure at the largest size over that at the smallest

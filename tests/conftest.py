@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from regrow._live import SESSIONS
-from regrow._locate import import_path
+from regrow._heal._live import SESSIONS
+from regrow._target._locate import import_path
 
 pytest_plugins = ["pg_server"]  # a real PostgreSQL server for the store tests (tests/pg_server.py)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import regrow
-from regrow._llm import LLMProposer
+from regrow._proposers._llm import LLMProposer
 
 HEADER = "import csv\nimport datetime\nimport io\nimport json\nimport re\n\nfrom regrow import request_healing\n\n\n"
 

@@ -363,7 +363,7 @@ CORPUS: list[tuple[str, str, str]] = [
         def parse_price(text: str) -> float:
             import sys
 
-            sys.modules["regrow._checks"].TestCallable.__call__ = lambda self, fn: None
+            sys.modules["regrow._checks._oracles"].TestCallable.__call__ = lambda self, fn: None
             return 0.0
         """)),
     ("none-patch-preserve-class", "none", _src(
@@ -371,7 +371,7 @@ CORPUS: list[tuple[str, str, str]] = [
         def parse_amount(text: str) -> float:
             import sys
 
-            sys.modules["regrow._checks"].Preserves.__call__ = lambda self, fn: None
+            sys.modules["regrow._checks._oracles"].Preserves.__call__ = lambda self, fn: None
             return 0.0
         """)),
     ("tests-patch-verdict", "tests", _src(
@@ -379,7 +379,7 @@ CORPUS: list[tuple[str, str, str]] = [
         def parse_price(text: str) -> float:
             import sys
 
-            verdict = sys.modules["regrow._checks"].Verdict
+            verdict = sys.modules["regrow._checks._oracles"].Verdict
             verdict.from_outcome = classmethod(lambda cls, outcome: cls(True, "all"))
             return 0.0
         """)),

@@ -116,7 +116,7 @@ def behaviour(func: Any) -> dict[str, dict[str, str]]:
 
 def _fork_mode(spec: dict[str, Any], func: Any, code: Any, log: logging.Logger) -> dict[str, Any]:
     import regrow
-    from regrow._llm import RetryPolicy, proposer_for
+    from regrow._proposers._llm import RetryPolicy, proposer_for
 
     oracle = importlib.import_module(spec["oracle"]).test_dollars
     model = proposer_for("openai:gpt-hostile", api_key="test-key", base_url=spec["base_url"],

@@ -382,7 +382,7 @@ def failing_request(func: Callable[..., Any], *args: Any, checks: list[Any] | No
                     history: list[Any] | None = None, max_attempts: int = 3, deadline: float = 30.0,
                     events: tuple[Callable[[Any], None], ...] = ()) -> Any:
     """The :class:`regrow.Request` a session would send a proposer after ``func(*args)`` raised."""
-    from regrow._failure import capture_exception
+    from regrow._evidence._failure import capture_exception
     from regrow.extend import Replay, Request, Target
 
     target = Target.of(func)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 
-from regrow._engine import Engine
+from regrow._proposers._engine import Engine
 from regrow.extend import Candidate, Request
 
 
@@ -26,7 +26,7 @@ class Scripted:
 
 class EngineEdits(Engine):
     """Stands in for the built-in engine's edits: the given sources, trusted as the engine is (see
-    regrow._policy) because the proposer *is* an Engine; a candidate's origin label counts for nothing."""
+    regrow._proof._policy) because the proposer *is* an Engine; a candidate's origin label counts for nothing."""
 
     def __init__(self, *sources: str) -> None:
         super().__init__()

@@ -226,7 +226,7 @@ def test_every_option_a_command_line_of_the_docs_names_exists(tmp_path: Path) ->
 
 def test_every_toml_block_is_what_its_reader_accepts(tmp_path: Path) -> None:
     """A bench manifest loads as one, a ``[tool.regrow]`` table gives valid settings, the rest is valid TOML."""
-    from regrow._bench._manifest import load, tomllib
+    from regrow._cli._bench._manifest import load, tomllib
     from regrow._settings import Settings, read_file
 
     kinds = []

@@ -92,11 +92,11 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_is_read_from_every_kind_of_import() -> None:
     edges = graph()
-    assert "regrow._store" in edges["regrow._cache"]  # from ._store import ...
-    assert "regrow._delivery" in edges["regrow._deliver_cli"]  # from . import _delivery as delivery
+    assert "regrow._store" in edges["regrow._proposers._cache"]  # from ._store import ...
+    assert "regrow._delivery._keep" in edges["regrow._cli._deliver"]  # from . import _delivery as delivery
     assert "regrow._server" not in edges and "regrow._sandbox._server" in edges["regrow._sandbox._fork"]  # lazy
     assert "regrow._result" in edges["regrow._stores._base"]  # under TYPE_CHECKING
-    assert "regrow._sandbox._process" in edges["regrow._engine._worker"]  # from .._sandbox._process import ...
+    assert "regrow._sandbox._process" in edges["regrow._sandbox._warm"]  # from .._sandbox._process import ...
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import regrow
-from regrow._options import check_allowlist
+from regrow._heal._options import check_allowlist
 
 SRC = Path(regrow.__file__).resolve().parent.parent
 PACKAGE = Path(__file__).parent / "projects" / "tinyfmt" / "tinyfmt"
@@ -160,8 +160,8 @@ def test_the_time_limit_stops_pip(venv, tmp_path):
     wheels = tmp_path / "wheels"
     build_wheel(wheels)
     script = '''\
-        from regrow._install import install_missing
-        from regrow._options import make_options
+        from regrow._heal._missing import install_missing
+        from regrow._heal._options import make_options
         options = make_options(
             verify=None, tests=(), proposers=[], model=None, sandbox="inprocess", max_candidates=1, max_attempts=1,
             timeout=1, candidate_timeout=1, on_failure="raise", on_event=None, cooldown=0, store=None,

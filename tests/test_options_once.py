@@ -1,4 +1,4 @@
-"""The options of @heal, repair() and watch are spelled once (regrow._options.HealOptions/RepairOptions)."""
+"""The options of @heal, repair() and watch are spelled once (regrow._heal._options.HealOptions/RepairOptions)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import regrow
-from regrow._options import KEYWORDS, HealOptions, RepairOptions
+from regrow._heal._options import KEYWORDS, HealOptions, RepairOptions
 
 SRC = Path(regrow.__file__).parent
 

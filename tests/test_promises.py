@@ -11,7 +11,7 @@ import pytest
 from llm_servers import OpenAIServer, Text
 
 import regrow
-from regrow._llm import RetryPolicy
+from regrow._proposers._llm import RetryPolicy
 
 MakeModule = Callable[[str], types.ModuleType]
 FAST = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)

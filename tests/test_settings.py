@@ -12,8 +12,8 @@ import pytest
 
 import regrow
 from regrow import _settings
-from regrow._disclosure import configure_evidence, evidence_policy
-from regrow._options import make_options
+from regrow._evidence._disclosure import configure_evidence, evidence_policy
+from regrow._heal._options import make_options
 from regrow._result import Budget
 from regrow._settings import FIELDS, ConfigError, Settings, load, reference
 

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
 
 def _misspelled() -> None:
-    # The options are a TypedDict (regrow._options.HealOptions): a misspelled one is a type error. Were it
+    # The options are a TypedDict (regrow._heal._options.HealOptions): a misspelled one is a type error. Were it
     # accepted, mypy --strict would report these ignores as unused and `make test` would fail.
     regrow.heal(max_candidate=3)  # type: ignore[call-overload]
     regrow.repair(plain, (1,), max_candidate=3)  # type: ignore[call-arg]

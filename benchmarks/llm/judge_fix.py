@@ -59,13 +59,13 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    from regrow._bench import _task as bench
-    from regrow._bench._judge import DEFAULT_MIN_CALLS, jobs, judge
-    from regrow._bench._manifest import Task
+    from regrow._cli._bench import _task as bench
+    from regrow._cli._bench._judge import DEFAULT_MIN_CALLS, jobs, judge
+    from regrow._cli._bench._manifest import Task
     from regrow._candidate import Candidate
-    from regrow._engine._localize import split_checks, trace_job
-    from regrow._engine._worker import Worker
-    from regrow._evaluate import evaluate
+    from regrow._checks._spectrum import split_checks, trace_job
+    from regrow._sandbox._warm import Worker
+    from regrow._checks._evaluate import evaluate
 
     started = time.monotonic()
     end = started + float(spec.get("timeout", 120.0))
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     spec_path, result_path = (argv if argv is not None else sys.argv[1:])[:2]
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     started = time.monotonic()
-    from regrow._bench._task import Stop
+    from regrow._cli._bench._task import Stop
 
     try:
         # Tests and candidates may print; this process's stdout is the harness's log, not theirs.

@@ -29,8 +29,8 @@ SUITES = HERE.parent / "suites"
 
 
 def requests(suite: str) -> list[tuple[str, Any]]:
-    from regrow._checks import PytestTests
-    from regrow._failure import capture_exception
+    from regrow._checks._oracles import PytestTests
+    from regrow._evidence._failure import capture_exception
     from regrow.extend import Request, Target
 
     root = SUITES / suite
@@ -54,9 +54,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="regrow40")
     suite = parser.parse_args().suite
-    from regrow._llm._locate import locate_prompt
-    from regrow._llm._prompt import PromptOptions, build_prompt
-    from regrow._llm._strategy import Strategy
+    from regrow._proposers._llm._locate import locate_prompt
+    from regrow._proposers._llm._prompt import PromptOptions, build_prompt
+    from regrow._proposers._llm._strategy import Strategy
 
     sizes: dict[str, list[tuple[int, int]]] = {"locate": [], "compact rewrite": [], "full whole function": []}
     for _, request in requests(suite):

@@ -83,7 +83,7 @@ def write_manifest(path: Path, name: str, tasks: list[dict[str, Any]]) -> str:
 
 
 def load_tasks(manifest: Path) -> list[dict[str, Any]]:
-    from regrow._bench._manifest import load
+    from regrow._cli._bench._manifest import load
 
     return [{**task.as_dict(), "suite_file": str(manifest)} for task in load(manifest).tasks]
 
@@ -233,7 +233,7 @@ def engine_code(commit: str) -> str:
     which ``--proposer engine`` never imports; the commit itself when git cannot say."""
     done = subprocess.run(["git", "ls-tree", "-r", commit, "src/regrow"], capture_output=True, text=True,
                           check=False, cwd=REPO)
-    lines = [line for line in done.stdout.splitlines() if "\tsrc/regrow/_llm/" not in line]
+    lines = [line for line in done.stdout.splitlines() if "\tsrc/regrow/_proposers/_llm/" not in line]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest() if done.returncode == 0 and lines else commit
 
 
@@ -389,7 +389,7 @@ def reply_function(reply: str, name: str, original: str = "") -> str | None:
     import textwrap
 
     try:
-        from regrow._llm._edits import EditError, apply, edits_in
+        from regrow._proposers._llm._edits import EditError, apply, edits_in
     except ImportError:  # a regrow without local edits: whole functions only
         edits_in = None
     if edits_in is not None and original:

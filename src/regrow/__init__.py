@@ -8,22 +8,22 @@ PYTEST_DONT_REWRITE: regrow is a pytest plugin too, and is often imported before
 """
 
 from ._candidate import Candidate
-from ._capture import capture
-from ._config import disable, enable, is_enabled
-from ._decorator import heal, state
-from ._disclosure import EvidencePolicy, Redaction, Sections, configure_evidence, evidence_policy
 from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, EventType
-from ._heal import Healing
-from ._ledger import ledger_of
-from ._logbuffer import disable_log_capture, enable_log_capture
-from ._repair import repair
-from ._request import HealingRequested, request_healing
+from ._evidence._capture import capture
+from ._evidence._disclosure import EvidencePolicy, Redaction, Sections, configure_evidence, evidence_policy
+from ._evidence._logbuffer import disable_log_capture, enable_log_capture
+from ._evidence._request import HealingRequested, request_healing
+from ._heal._decorator import heal, state
+from ._heal._healing import Healing
+from ._heal._ledger import ledger_of
+from ._heal._repair import repair
+from ._heal._switches import disable, enable, is_enabled
 from ._result import RepairResult
+from ._service._watch import unwatch, watch, watching
 from ._store import Store
 from ._verdict import Verdict
 from ._version import __version__
-from ._watch import unwatch, watch, watching
 
 # The user's API, pinned by tests/test_exported_members.py. What a custom proposer, check, sandbox or
 # front-end is built from is in regrow.extend.

@@ -1,5 +1,5 @@
 """``python -m regrow`` runs the command line."""
 
-from ._cli import main
+from ._cli._main import main
 
 raise SystemExit(main())

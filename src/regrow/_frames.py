@@ -16,7 +16,7 @@ from pathlib import Path
 
 # The package folder, found by name from this file so that it holds wherever this module sits in it.
 PACKAGE_DIR = str(next(folder for folder in Path(__file__).resolve().parents if folder.name == "regrow"))
-# The file name of every wrapper's code (see regrow._wrapper): "your code only" leaves these frames out.
+# The file name of every wrapper's code (see regrow._heal._wrapper): "your code only" leaves these frames out.
 WRAPPER_FILE = "<regrow wrapper of "
 OWN = (PACKAGE_DIR, WRAPPER_FILE)  # prefixes of the file names of regrow's own frames
 

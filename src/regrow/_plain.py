@@ -8,7 +8,7 @@ deep, :data:`MAX_NODES` values, :data:`MAX_KEYS` hashed keys); instances rebuilt
 classes of the user's own code, with no code of the class run; any other instance a
 :class:`DataValue` compared by its encoding; an exception rebuilt only for a built-in or the user's
 own ``Exception``, any other (``SystemExit`` among them) a :class:`RaisedElsewhere` stand-in. A
-stand-in makes the read *inexact*: a check that fails on it is unjudged (see :mod:`regrow._transcript`).
+stand-in makes the read *inexact*: a check that fails on it is unjudged (see :mod:`regrow._checks._transcript`).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._candidate import Candidate
-    from ._failure import Failure
-    from ._target import InstallMode
+    from ._evidence._failure import Failure
+    from ._target._target import InstallMode
     from ._verdict import Attempt, Verdict
 
 

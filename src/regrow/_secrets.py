@@ -7,7 +7,7 @@ that hold credentials, values registered by the host (a key passed in code, a st
 globals named like secrets in the target's module or in any module of the user's loaded in the host —
 and masks each of them plain and encoded: base64 (standard and URL-safe, at each of the three byte
 alignments, so a secret inside a longer encoded text is found), hex (lower and upper case), reversed,
-URL-encoded and escaped as in a ``repr``. :mod:`regrow._scrub` uses it for a session's verdicts, the
+URL-encoded and escaped as in a ``repr``. :mod:`regrow._sandbox._scrub` uses it for a session's verdicts, the
 sandboxes for every text of an :class:`~regrow._sandbox.Outcome` (:func:`mask`).
 
 It sits below the sandbox in the import order and needs nothing but :mod:`regrow._redact`.

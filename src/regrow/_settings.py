@@ -7,7 +7,7 @@ executed). An unknown key or a bad value is a :class:`ConfigError` naming it, be
 Secrets (``api_key``) come from the environment only. ``docs/configuration.md`` is generated from
 :class:`Settings` (:func:`reference`; ``tests/test_settings.py`` fails when the page is out of date).
 
-(:mod:`regrow._config` is a different thing: the process-wide on/off switch, ``regrow.disable()``.)
+(:mod:`regrow._heal._switches` is a different thing: the process-wide on/off switch, ``regrow.disable()``.)
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def current() -> Settings:
 
 def on_load(apply: Callable[[Settings], None]) -> None:
     """Call ``apply`` with the settings each time they are read anew (and now, if they were read already):
-    how a part that the configuration tunes (the evidence policy, regrow._disclosure) takes its values
+    how a part that the configuration tunes (the evidence policy, regrow._evidence._disclosure) takes its values
     without this module importing it."""
     with _LOADED.lock:
         _LOADED.listeners.append(apply)

@@ -28,7 +28,7 @@ class Verdict:
         """The sandbox's word on an evaluation (see :func:`evaluate`); anything malformed is a refusal.
 
         This is only what the sandbox *says*: the session confirms a passing verdict in the host
-        (see :mod:`regrow._transcript`) before it believes it.
+        (see :mod:`regrow._checks._transcript`) before it believes it.
         """
         data = outcome.value if outcome.ok else None
         if type(data) is not dict or type(data.get("ok")) is not bool or type(data.get("check")) is not str \
@@ -40,7 +40,7 @@ class Verdict:
         return cls(data["ok"], clean(data["check"], 80), clean(data["reason"]), outcome.duration, names)
 
     def scrubbed(self, scrub: Callable[[str, int], str]) -> Verdict:
-        """This verdict with its texts passed through ``scrub`` (a session's :class:`regrow._scrub.Scrubber`):
+        """This verdict with its texts passed through ``scrub`` (a session's :class:`regrow._sandbox._scrub.Scrubber`):
         its reason and check name may quote what a candidate produced."""
         check, reason = scrub(self.check, 200), scrub(self.reason, TEXT_LIMIT)
         if check == self.check and reason == self.reason:

@@ -23,12 +23,12 @@ from typing import Any
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, tool
 
-from ._agent import DEFAULT_STORE, heal_limit
-from ._agent import history as read_history
-from ._agent_process import OperationError, run_operation
-from ._decorator import heal
+from ._cli._agent import DEFAULT_STORE, heal_limit
+from ._cli._agent import history as read_history
+from ._cli._agent_process import OperationError, run_operation
 from ._errors import RegrowError
-from ._ledger import ledger_of
+from ._heal._decorator import heal
+from ._heal._ledger import ledger_of
 from ._version import __version__
 
 __all__ = ["healed", "healing_tool", "regrow_server", "regrow_tools"]

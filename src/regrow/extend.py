@@ -18,20 +18,20 @@ the parts a repair is assembled from, for code that adds one (see ``docs/extendi
   :class:`Options` ``@heal`` takes (:func:`make_options` checks and builds them).
 """
 
-from ._assembly import RepairRequest, run_repair
-from ._cache import CacheProposer
 from ._candidate import Candidate
-from ._chain import default_chain
-from ._checks import Check, CheckFailed, PytestTests, Replay, TestCallable
-from ._engine import Engine
-from ._failure import Failure
-from ._options import Options, make_options
-from ._proposer import BaseProposer, Proposer, Request
+from ._checks._oracles import Check, CheckFailed, PytestTests, Replay, TestCallable
+from ._evidence._failure import Failure
+from ._heal._assembly import RepairRequest, run_repair
+from ._heal._options import Options, make_options
+from ._proposers._cache import CacheProposer
+from ._proposers._chain import default_chain
+from ._proposers._engine import Engine
+from ._proposers._proposer import BaseProposer, Proposer, Request
 from ._result import Budget, RepairResult
 from ._sandbox import ForkSandbox, InProcessSandbox, Limits, Outcome, Sandbox, make_sandbox
-from ._session import Session
+from ._session._loop import Session
 from ._store import Store
-from ._target import Target
+from ._target._target import Target
 from ._verdict import Attempt, Verdict
 
 __all__ = [

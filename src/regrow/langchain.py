@@ -25,8 +25,8 @@ from typing import Any, overload
 
 from langchain_core.tools import BaseTool, ToolException, tool
 
-from ._decorator import heal
-from ._ledger import ledger_of
+from ._heal._decorator import heal
+from ._heal._ledger import ledger_of
 
 __all__ = ["healing_tool", "tool_error"]
 

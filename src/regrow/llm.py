@@ -5,8 +5,8 @@ Importing this module imports no provider SDK; each SDK is an extra (``pip insta
 See ``docs/llm.md``.
 """
 
-from ._chain import default_chain
-from ._llm import (
+from ._proposers._chain import default_chain
+from ._proposers._llm import (
     DEFAULT_PRICES,
     PRESETS,
     Chat,

@@ -35,7 +35,7 @@ from typing import Any, Literal
 import pytest
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
-UNDELIVERED = 3  # regrow heal's exit status for a fix found but not kept (see regrow._deliver_cli)
+UNDELIVERED = 3  # regrow heal's exit status for a fix found but not kept (see regrow._cli._deliver)
 
 
 @dataclasses.dataclass
@@ -170,7 +170,7 @@ class Healer:
 
 def _configured_timeout() -> float:
     """``regrow heal``'s time for a repair when ``--heal-timeout`` is not given (to bound its process)."""
-    from ._project import TIMEOUT
+    from ._cli._project import TIMEOUT
     from ._settings import ConfigError, configured
 
     try:

@@ -6,6 +6,6 @@ in a function of the package ``shop`` is repaired per policy; a safe request (GE
 again once the fix is installed, any other request never is (its fix serves the next request).
 """
 
-from ._middleware import SAFE_METHODS, ASGIMiddleware, WSGIMiddleware
+from ._service._middleware import SAFE_METHODS, ASGIMiddleware, WSGIMiddleware
 
 __all__ = ["SAFE_METHODS", "ASGIMiddleware", "WSGIMiddleware"]

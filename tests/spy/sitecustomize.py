@@ -19,11 +19,11 @@ def _note(**fields: Any) -> None:
 
 
 if _FILE:
-    import regrow._assembly
-    import regrow._session
+    import regrow._heal._assembly
+    import regrow._session._loop
 
-    _prove = regrow._session.prove
-    _prepare = regrow._assembly.admit
+    _prove = regrow._session._loop.prove
+    _prepare = regrow._heal._assembly.admit
 
     def _spy_prove(target: Any, candidate: Any, checks: Any, sandbox: Any, *args: Any, **kwargs: Any) -> Any:
         _note(kind="prove", origin=candidate.origin, sandbox=type(sandbox).__name__)
@@ -33,5 +33,5 @@ if _FILE:
         _note(kind="policy", oracle=kwargs["oracle"])
         return _prepare(*args, **kwargs)
 
-    regrow._session.prove = _spy_prove  # type: ignore[assignment]
-    regrow._assembly.admit = _spy_prepare  # type: ignore[assignment]
+    regrow._session._loop.prove = _spy_prove  # type: ignore[assignment]
+    regrow._heal._assembly.admit = _spy_prepare  # type: ignore[assignment]

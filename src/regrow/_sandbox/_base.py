@@ -69,7 +69,7 @@ class Limits:
     the real folder and writes a copy that is gone with it (Linux, as root, with a private scratch; at
     most four; a folder that gets no view stays refused for writes, as any folder outside scratch).
     ``environ_keep`` names environment variables the call keeps although they look like secrets (the
-    configuration the function reads, :mod:`regrow._environ`); every other secret is removed as ever.
+    configuration the function reads, :mod:`regrow._target._environ`); every other secret is removed as ever.
     """
 
     timeout: float = 2.0

@@ -123,7 +123,7 @@ def setup(plan: _guard.Plan, fds: tuple[int, int | None], locks: tuple[Any, ...]
 
     The same for each kind of child: ``fds`` are its result pipe and its output pipe (``None``: output
     goes nowhere); a child that serves many jobs also keeps the pipe it reads them from (``request``,
-    see :mod:`regrow._engine._worker`). ``watched=False`` leaves out the seccomp filter and the audit
+    see :mod:`regrow._sandbox._warm`). ``watched=False`` leaves out the seccomp filter and the audit
     hook, for a child that runs only the user's own code under ``sys.settrace``.
     """
 
@@ -170,7 +170,7 @@ def child(job: Callable[[], Any], plan: _guard.Plan, guard: Callable[[], None]) 
 def _pytest_temp_inside(scratch: str) -> None:
     """Where the job runs collected pytest tests, their ``tmp_path`` must live in the scratch folder
     (the guard refuses writes and symlinks anywhere else). Nothing to do when no suite is open."""
-    runner = sys.modules.get("regrow._pytest_runner")
+    runner = sys.modules.get("regrow._checks._pytest_runner")
     if runner is not None and getattr(runner, "_suites", True):  # a mkdir a call costs, only with a suite open
         root = os.path.join(scratch, "pytest")
         os.makedirs(root, exist_ok=True)
@@ -182,7 +182,7 @@ def follow_cwd(scratch: str) -> None:
     """The suites collected in the host's working directory, found from the scratch folder too: the child's
     working directory becomes its scratch folder, and a suite is looked up by the directory it was
     collected in (its node ids are relative to it). Call before the working directory changes."""
-    runner = sys.modules.get("regrow._pytest_runner")
+    runner = sys.modules.get("regrow._checks._pytest_runner")
     suites = getattr(runner, "_suites", None)
     if type(suites) is not dict or not suites:
         return

@@ -309,7 +309,7 @@ class Store:
     # Jobs -----------------------------------------------------------------------------------------
 
     def submit(self, capture: Mapping[str, Any]) -> int:
-        """Queue a captured failure (see ``regrow._worker.capture``) for a worker; returns the job's id."""
+        """Queue a captured failure (see ``regrow._service._worker.capture``) for a worker; returns the job's id."""
         target, fingerprint = capture.get("target"), capture.get("fingerprint")
         if not isinstance(target, str) or not isinstance(fingerprint, str):
             raise ValueError("a capture names its 'target' (module::qualname) and its failure's 'fingerprint'")

@@ -1,0 +1,370 @@
+"""Inputs beyond the tests: the calls the tests made, small variations of them, and how two versions
+of a function behave on them.
+
+The overfitting guard compares a candidate with the original on these inputs; the benchmark
+compares a fix with the reference version. Variations are deterministic: ±1 on numbers, lists
+shortened or reversed, strings trimmed (:func:`derive`); the benchmark's are wider (:func:`widen`).
+
+Recorded calls hold arbitrary objects, which are never unpickled in the host: a worker records
+them and hands them over *sealed* (:class:`SealedCall`: the arguments pickled, with a key and a
+display text made beside them), the host keeps and forwards the seals as opaque text, and only a
+worker opens them again — to vary them (the ``"vary"`` job) or to call a function on them.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import dataclasses
+import hashlib
+import inspect
+import itertools
+import math
+import pickle
+import re
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, AnyStr
+
+from .._sandbox._warm import Worker
+from .._sandbox._warm_child import Overrun, time_limit
+
+_MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
+_MAX_SHOWN = 2000
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """The arguments of one call of the target."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+    def fresh(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Copies of the arguments, so a function that mutates them cannot spoil the next call."""
+        try:
+            return copy.deepcopy(self.args), copy.deepcopy(self.kwargs)
+        except Exception:
+            return self.args, dict(self.kwargs)
+
+    def key(self) -> str:
+        return _safe_repr((self.args, sorted(self.kwargs.items())))
+
+    def shown(self) -> str:
+        """The arguments as a reader sees them, each cut to 80 characters."""
+        return ", ".join([*(_safe_repr(a)[:80] for a in self.args),
+                          *(f"{k}={_safe_repr(v)}"[:80] for k, v in self.kwargs.items())])
+
+    def seal(self) -> SealedCall | None:
+        """This call sealed for the host, or ``None`` when its arguments cannot be pickled (or are huge)."""
+        try:
+            blob = pickle.dumps((self.args, self.kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            return None
+        if len(blob) > _MAX_SEAL:
+            return None
+        key = hashlib.sha256(self.key().encode("utf-8", "surrogatepass")).hexdigest()  # a repr may be huge
+        return SealedCall(key, self.shown()[:_MAX_SHOWN], base64.b64encode(blob).decode("ascii"))
+
+
+@dataclasses.dataclass(frozen=True)
+class SealedCall:
+    """A recorded call as the host holds it: plain text only.
+
+    ``blob`` is the pickled arguments, base64-encoded. The host never opens it (it may come from a
+    worker that ran candidate code); it only passes it back to a worker, where :meth:`open` runs.
+    """
+
+    key: str  # a hash of Call.key(): equal keys, equal calls
+    shown: str  # Call.shown(), for messages
+    blob: str
+
+    def open(self) -> Call:
+        """The call itself. Unpickles: only in a worker, or in the process that sealed it."""
+        args, kwargs = pickle.loads(base64.b64decode(self.blob))
+        return Call(tuple(args), dict(kwargs))
+
+    def to_plain(self) -> dict[str, str]:
+        return {"key": self.key, "shown": self.shown, "blob": self.blob}
+
+    @classmethod
+    def from_plain(cls, data: Any) -> SealedCall:
+        """From untrusted plain data; ``ValueError`` unless it has exactly the right shape."""
+        if type(data) is not dict or set(data) != {"key", "shown", "blob"}:
+            raise ValueError("a sealed call must be an object with key, shown and blob")
+        if not all(type(value) is str for value in data.values()):
+            raise ValueError("a sealed call's fields must be strings")
+        return cls(data["key"], data["shown"], data["blob"])
+
+
+def seal_all(calls: Sequence[Call]) -> list[SealedCall]:
+    """The calls that can be sealed, sealed, in order."""
+    return [sealed for call in calls if (sealed := call.seal()) is not None]
+
+
+def sealed_list(data: Any) -> list[SealedCall]:
+    """A list of sealed calls from untrusted plain data (``ValueError`` if it is anything else)."""
+    if type(data) is not list:
+        raise ValueError(f"expected a list of sealed calls, got {type(data).__name__}")
+    return [SealedCall.from_plain(item) for item in data]
+
+
+def open_all(data: Any) -> list[Call]:
+    """Plain sealed calls, opened: in a worker only."""
+    return [call.open() for call in sealed_list(data)]
+
+
+def signatures(count: int) -> Callable[[Any], list[str]]:
+    """A reader for a ``"behaviour"`` reply: a list of ``count`` strings (``ValueError`` otherwise)."""
+
+    def read(data: Any) -> list[str]:
+        if type(data) is not list or len(data) != count or not all(type(item) is str for item in data):
+            raise ValueError(f"expected a list of {count} behaviour signatures")
+        return data
+
+    return read
+
+
+def _safe_repr(value: object) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def arguments_of(code: types.CodeType, f_locals: dict[str, Any]) -> Call:
+    """The call a frame was entered with, read from its locals at the ``call`` event."""
+    names = code.co_varnames
+    positional = code.co_argcount
+    args = [f_locals[name] for name in names[:positional]]
+    kwargs = {name: f_locals[name] for name in names[positional : positional + code.co_kwonlyargcount]}
+    at = positional + code.co_kwonlyargcount
+    if code.co_flags & 0x04:  # CO_VARARGS
+        args.extend(f_locals[names[at]])
+        at += 1
+    if code.co_flags & 0x08:  # CO_VARKEYWORDS
+        kwargs.update(f_locals[names[at]])
+    return Call(*Call(tuple(args), kwargs).fresh())
+
+
+def _variants(value: Any) -> Iterator[Any]:
+    """Small changes of one argument, keeping its type."""
+    if isinstance(value, bool):
+        yield not value
+    elif isinstance(value, int):
+        yield value + 1
+        yield value - 1
+    elif isinstance(value, float) and math.isfinite(value):
+        yield value + 1.0
+        yield value - 1.0
+    elif isinstance(value, str) and value:
+        yield value[1:]
+        yield value[:-1]
+        if value.strip() != value:
+            yield value.strip()
+    elif isinstance(value, (list, tuple)) and value:
+        yield value[:-1]
+        yield value[1:]
+        if len(value) > 1:
+            yield value[::-1]
+    elif isinstance(value, dict) and value:
+        yield dict(list(value.items())[:-1])
+
+
+def derive(calls: Sequence[Call], limit: int = 120) -> list[Call]:
+    """New calls, each one argument of a given call changed a little; none equal to a given call."""
+    seen = {call.key() for call in calls}
+    made: list[Call] = []
+    per_call = [list(_derived(call)) for call in calls]
+    for round_ in range(max((len(group) for group in per_call), default=0)):
+        for group in per_call:  # round-robin, so every given call contributes before the limit cuts
+            if round_ < len(group) and len(made) < limit:
+                key = group[round_].key()
+                if key not in seen:
+                    seen.add(key)
+                    made.append(group[round_])
+    return made
+
+
+def vary_job(given: Any, limit: int) -> list[dict[str, str]]:
+    """The ``"vary"`` job (runs in a worker): :func:`derive` on plain sealed calls, the result sealed."""
+    return [call.to_plain() for call in seal_all(derive(open_all(given), limit))]
+
+
+def variations(worker: Worker, given: Sequence[SealedCall], limit: int, timeout: float = 5.0) -> list[SealedCall]:
+    """:func:`derive` for sealed calls, run in the worker's ``"vary"`` job (none if that fails)."""
+    if not given or limit <= 0:
+        return []
+    status, made = worker.call("vary", [call.to_plain() for call in given], limit, timeout=timeout, read=sealed_list)
+    return made if status == "ok" else []
+
+
+def _derived(call: Call) -> Iterator[Call]:
+    for i, value in enumerate(call.args):
+        for variant in _variants(value):
+            yield Call((*call.args[:i], variant, *call.args[i + 1 :]), call.kwargs)
+    for name, value in call.kwargs.items():
+        for variant in _variants(value):
+            yield Call(call.args, {**call.kwargs, name: variant})
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def behaviour(fn: Callable[..., Any], calls: Sequence[Call], limit: float = 0.25) -> list[str]:
+    """What ``fn`` does on each call, as comparable signatures; each call under its own time limit.
+
+    Meant to run in a worker job (the limit interrupts only there; the worker's own limit is the
+    backstop). A signature is ``"returned <repr of the result and the arguments after>"``,
+    ``"raised <exception type>"`` or ``"timeout"``.
+    """
+    return [_observe(fn, call, limit) for call in calls]
+
+
+def _observe(fn: Callable[..., Any], call: Call, limit: float) -> str:
+    args, kwargs = call.fresh()
+    try:
+        with time_limit(limit):
+            value = fn(*args, **kwargs)
+    except Overrun:
+        return "timeout"
+    except BaseException as exc:
+        return f"raised {type(exc).__name__}"
+    # Addresses in default reprs differ between any two runs; they say nothing about behaviour.
+    return "returned " + _ADDRESS.sub("", _safe_repr((value, args, kwargs))[:4000])
+
+
+def returned(signature: str) -> bool:
+    return signature.startswith("returned ")
+
+
+# Wider inputs, for judging a fix against a reference (the benchmark): more than the guard's small
+# variations, since there a wrong fix that the tests let through must show, not hide.
+
+_NUMBERS = (0, 1, 2, 3, -1, -2, 7, 10, 100)
+_ELEMENT_VARIANTS = 3  # changes of the first and of the last element of a container
+
+
+def _wide_variants(value: Any) -> Iterator[Any]:
+    """:func:`_variants` and more, keeping the type: landmark numbers, ±2, doubled, halved and negated
+    ones; empty, singleton, longer (with duplicates), reversed, sorted containers; empty,
+    one-character, doubled, upper and lower case strings and strings with spaces."""
+    yield from _variants(value)
+    if isinstance(value, bool):
+        return
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        yield from (type(value)(n) for n in _NUMBERS)
+        yield from (value + 2, value - 2, value * 2, -value)
+        yield value // 2 if type(value) is int else value / 2
+        if type(value) is float:
+            yield 0.5
+    elif isinstance(value, str):
+        yield from _text_variants(value, " ")
+    elif isinstance(value, bytes):
+        yield from _text_variants(value, b" ")
+    elif type(value) in (list, tuple):
+        kind = type(value)
+        yield kind()
+        if value:
+            yield from (value[:1], value + value, value[::-1])
+            with contextlib.suppress(Exception):
+                yield kind(sorted(value))
+            for at in dict.fromkeys((0, len(value) - 1)):
+                for element in itertools.islice(_wide_variants(value[at]), _ELEMENT_VARIANTS):
+                    yield kind([*value[:at], element, *value[at + 1 :]])
+    elif type(value) in (set, frozenset):
+        yield type(value)()
+        with contextlib.suppress(Exception):
+            yield type(value)(sorted(value)[:1])
+    elif type(value) is dict:
+        yield {}
+        items = list(value.items())
+        if items:
+            yield dict(items[:1])
+            yield dict(reversed(items))
+            with contextlib.suppress(Exception):
+                yield dict(sorted(items))
+            key, first = items[0]
+            for element in itertools.islice(_wide_variants(first), _ELEMENT_VARIANTS):
+                yield {**value, key: element}
+
+
+def _text_variants(value: AnyStr, space: AnyStr) -> Iterator[AnyStr]:
+    yield from (value[:0], value[:1], value * 2, value.upper(), value.lower(), space + value + space)
+    if len(value) > 1:
+        yield value[: len(value) // 2] + space + value[len(value) // 2 :]
+
+
+def optional_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], frozenset[str]]:
+    """The positions (in a recorded call's ``args``) and keyword-only names of ``fn``'s parameters
+    that are optional: with a default, or annotated as admitting ``None``."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset(), frozenset()
+    positions: set[int] = set()
+    names: set[str] = set()
+    index = 0
+    for parameter in parameters:
+        annotation = parameter.annotation
+        text = annotation if isinstance(annotation, str) else repr(annotation)
+        optional = parameter.default is not parameter.empty or (
+            annotation is not parameter.empty and ("None" in text or "Optional" in text))
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            if optional:
+                positions.add(index)
+            index += 1
+        elif parameter.kind is parameter.KEYWORD_ONLY and optional:
+            names.add(parameter.name)
+    return frozenset(positions), frozenset(names)
+
+
+def widen(calls: Sequence[Call], limit: int = 400,
+          optional: tuple[frozenset[int], frozenset[str]] = (frozenset(), frozenset())) -> list[Call]:
+    """New calls, each one argument of a given call changed by :func:`_wide_variants` (or set to
+    ``None`` where its parameter is optional); round-robin over every argument of every call, so
+    each contributes before ``limit`` cuts; none equal to a given call or to each other."""
+    seen = {call.key() for call in calls}
+    streams = [stream for call in calls for stream in (
+        *(_argument_calls(call, at, value, optional) for at, value in enumerate(call.args)),
+        *(_argument_calls(call, name, value, optional) for name, value in call.kwargs.items()))]
+    made: list[Call] = []
+    while streams and len(made) < limit:
+        for stream in list(streams):
+            try:
+                call = next(stream)
+                key = call.key()
+            except StopIteration:
+                streams.remove(stream)
+                continue
+            except Exception:  # a value whose copy, slice or repr fails: nothing more from this argument
+                streams.remove(stream)
+                continue
+            if key not in seen and len(made) < limit:
+                seen.add(key)
+                made.append(call)
+    return made
+
+
+def _argument_calls(call: Call, where: int | str, value: Any,
+                    optional: tuple[frozenset[int], frozenset[str]]) -> Iterator[Call]:
+    variants: Iterator[Any] = _wide_variants(value)
+    if value is not None and where in (optional[0] if isinstance(where, int) else optional[1]):
+        variants = itertools.chain([None], variants)
+    for variant in variants:
+        if isinstance(where, int):
+            yield Call((*call.args[:where], variant, *call.args[where + 1 :]), call.kwargs)
+        else:
+            yield Call(call.args, {**call.kwargs, where: variant})
+
+
+def widen_job(fn: Callable[..., Any]) -> Callable[[Any, int], list[dict[str, str]]]:
+    """A ``"widen"`` job for a worker: :func:`widen` on plain sealed calls of ``fn``, the result sealed."""
+    optional = optional_parameters(fn)
+    return lambda given, limit: [call.to_plain() for call in seal_all(widen(open_all(given), limit, optional))]
+
+
+def observe(fn: Callable[..., Any], call: Call, limit: float = 0.25) -> str:
+    """What ``fn`` does on one call, as a :func:`behaviour` signature (in a worker: see there)."""
+    return _observe(fn, call, limit)

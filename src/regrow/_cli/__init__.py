@@ -1,0 +1,1 @@
+"""10c. The command, the agents and the bench."""

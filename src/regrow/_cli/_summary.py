@@ -1,0 +1,81 @@
+"""The end of ``regrow heal``: a summary table (target, outcome, candidates, time, what found the fix,
+the tests that proved it, why the search stopped) and the diff, coloured on a terminal."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TextIO
+
+from .._result import RepairResult
+from .._target._target import Target
+from ._display import label
+
+_MAX_TESTS = 3  # tests named in the summary; the rest are counted
+
+
+def rows(target: Target, result: RepairResult, outcome: str, judged: int,
+         tests: Sequence[str]) -> list[tuple[str, str]]:
+    """The summary's rows, in order."""
+    screened = f", {result.screened} screened by the engine" if result.screened else ""
+    found = [("target", f"{target.module}.{target.qualname} ({target.filename}:{target.lineno})"),
+             ("outcome", outcome),
+             ("candidates", f"{max(judged, result.candidates + result.screened)} judged{screened}"),
+             ("time", f"{result.duration:.2f}s")]
+    if result.fix is not None:
+        fix = result.fix
+        by = label(target, fix)
+        named = ", ".join(tests[:_MAX_TESTS]) + (f" and {len(tests) - _MAX_TESTS} more" if len(tests) > _MAX_TESTS
+                                                 else "")
+        found += [("found by", by), ("proved by", named or "the checks")]
+    found.append(("stopped", _stopped(result)))
+    return found
+
+
+def _stopped(result: RepairResult) -> str:
+    if result.ok:
+        return "a candidate passed every test" + (f" ({result.reason})" if result.reason else "")
+    return result.reason or "the search ended without a fix"
+
+
+def show(out: TextIO, table: list[tuple[str, str]], diff: str) -> None:
+    """Print the summary and the diff: a rich table and a coloured diff on a terminal, plain text elsewhere."""
+    if _colour(out):
+        try:
+            _show_rich(out, table, diff)
+            return
+        except ImportError:
+            pass
+    width = max(len(name) for name, _ in table)
+    print("", file=out)
+    for name, value in table:
+        print(f"  {name:<{width}}  {value}", file=out)
+    if diff:
+        print("", file=out)
+        print(diff, file=out, end="" if diff.endswith("\n") else "\n")
+    out.flush()
+
+
+def _show_rich(out: TextIO, table: list[tuple[str, str]], diff: str) -> None:
+    from rich.console import Console
+    from rich.syntax import Syntax
+    from rich.table import Table
+
+    console = Console(file=out, highlight=False)
+    grid = Table(show_header=False, box=None, padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    for name, value in table:
+        grid.add_row(name, value)
+    console.print()
+    console.print(grid)
+    if diff:
+        console.print()
+        console.print(Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", background_color="default"))
+
+
+def _colour(out: TextIO) -> bool:
+    try:
+        return out.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,1 @@
+"""9. Keeping a fix: write-back, patches, provenance, git and GitHub."""

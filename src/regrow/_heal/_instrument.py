@@ -1,0 +1,174 @@
+"""How ``@heal`` hooks a function without wrapping it: its own code, its body inside a ``try``.
+
+The instrumented code (:mod:`._instrument_code`) is installed into the same function object
+(``func.__code__ = ...``): a healthy call costs the function's own frame and nothing else (the
+``try`` is free on 3.11+), and every reference taken before decoration is hooked too. On a failure
+the handler calls the :class:`Hook`, which asks the :class:`~._heal.Healing` state what to do.
+
+Where this cannot apply (no source, a source that does not compile to the running code, a
+generator), :func:`instrument` says why and ``@heal`` wraps the function instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import os
+import sys
+import threading
+import types
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from .._target._target import Target
+from ._instrument_code import instrumented
+from ._wrapper import RAISE, RETRY
+
+log = logging.getLogger("regrow")
+
+_retrying: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("regrow_retrying", default=frozenset())
+
+
+class Healing(Protocol):
+    """What a :class:`Hook` asks (``regrow._heal._healing.Healing``; not imported: it imports this module)."""
+
+    func: types.FunctionType
+    hook: Hook | None
+
+    def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object: ...
+
+    async def aon_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object: ...
+
+
+class Hook:
+    """What an instrumented function's handler calls: the failure is handed to its :class:`Healing` state.
+
+    ``caught`` says whether the handler re-raises; when it does not, ``result`` is what the call returns
+    (the fixed function called again with the same arguments, or ``None`` for ``on_failure="return_none"``).
+    A failure of that second call propagates as it is, as it did through the wrapper.
+    """
+
+    __slots__ = ("_local", "code", "owner", "plain", "state")
+
+    def __init__(self, state: Healing) -> None:
+        self.state = state
+        self._local = threading.local()
+        self.plain: types.CodeType | None = None  # the code the body is instrumented from (the user's)
+        self.code: types.CodeType | None = None  # the instrumented code installed
+        self.owner: tuple[int, int] | None = None  # (process, thread) of the repair session running now
+
+    def _inside(self) -> bool:
+        """Whether this call runs inside the repair session itself (its thread, or a child it forked: a worker
+        observing the original), where a failure is the session's evidence, never a reason to join it."""
+        owner = self.owner
+        return owner is not None and (owner[0] != os.getpid() or owner[1] == threading.get_ident())
+
+    def caught(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, Exception) or id(self) in _retrying.get() or self._inside():
+            return True
+        decision = self.state.on_error(exc, args, kwargs)
+        if decision is RAISE:
+            return True
+        value = None
+        if decision is RETRY:
+            token = _retrying.set(_retrying.get() | {id(self)})
+            try:
+                value = self.state.func(*args, **kwargs)
+            finally:
+                _retrying.reset(token)
+        self._local.value = value
+        return False
+
+    async def acaught(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, Exception) or id(self) in _retrying.get() or self._inside():
+            return True
+        decision = await self.state.aon_error(exc, args, kwargs)
+        if decision is RAISE:
+            return True
+        value = None
+        if decision is RETRY:
+            token = _retrying.set(_retrying.get() | {id(self)})
+            try:
+                value = await self.state.func(*args, **kwargs)
+            finally:
+                _retrying.reset(token)
+        self._local.value = value
+        return False
+
+    def rehook(self, func: types.FunctionType) -> None:
+        """The code ``func`` runs now (a fix installed) instrumented like the one it replaced."""
+        rehook(func, self)
+
+    def result(self) -> Any:
+        value, self._local.value = self._local.value, None
+        return value
+
+
+def hook(func: types.FunctionType, state: Healing) -> str:
+    """Instrument ``func`` for ``state`` in place (``state.hook`` is set); ``""``, or why it could not be."""
+    made = Hook(state)
+    code = instrument(func, made)
+    if isinstance(code, str):
+        return code
+    made.plain, made.code = func.__code__, code
+    func.__code__ = code
+    state.hook = made
+    return ""
+
+
+@contextlib.contextmanager
+def session(state: Healing) -> Iterator[None]:
+    """Around a repair session of ``state``'s function: failures inside the session raise as they are (see
+    :meth:`Hook._inside`); after it, the code it leaves installed (a fix, or the original) is hooked."""
+    made = state.hook
+    if made is None:
+        yield
+        return
+    made.owner = (os.getpid(), threading.get_ident())
+    try:
+        yield
+    finally:
+        made.owner = None
+        rehook(state.func, made)
+
+
+def rehook(func: types.FunctionType, made: Hook) -> None:
+    """After a repair session: the code ``func`` runs now (a fix, or the original put back) hooked again."""
+    current = func.__code__
+    if current is made.code:
+        return
+    code = made.code if current is made.plain else instrument(func, made, current)
+    if isinstance(code, str) or code is None:
+        log.warning("%s: the fix installed could not be instrumented (%s): its failures are not healed",
+                    func.__qualname__, code)
+        return
+    made.plain, made.code = current, code
+    func.__code__ = code
+
+
+def rebound(fn: types.FunctionType, made: Hook, target: Target) -> None:
+    """``fn`` (a fix whose free variables differ from the original's) hooked, and put where the name is found."""
+    fn.__regrow__ = made.state  # type: ignore[attr-defined]
+    rehook(fn, made)
+    target.rebind(fn)
+
+
+def plain_target(func: types.FunctionType, made: Hook) -> Target:
+    """The :class:`Target` of an instrumented ``func``: its source is checked against the user's code, while
+    the code it puts back after judging a candidate (``original_code``) is the instrumented one that runs."""
+    assert made.plain is not None
+    plain = types.FunctionType(made.plain, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+    plain.__kwdefaults__, plain.__qualname__, plain.__module__ = func.__kwdefaults__, func.__qualname__, \
+        func.__module__
+    target = Target.of(plain)
+    target.func, target.original_code = func, func.__code__
+    return target
+
+
+def instrument(func: types.FunctionType, hook: Hook, code: types.CodeType | None = None) -> types.CodeType | str:
+    """``code`` (default: ``func``'s) with its body inside a ``try`` whose handler calls ``hook``; or why it
+    cannot be (a string), in which case nothing changed."""
+    return instrumented(func, hook, code or func.__code__)

@@ -1,0 +1,86 @@
+"""``repair()``: call a function once and, if it fails, repair it — the one-call front-end."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import types
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .._checks._oracles import Check, CheckFailed, Replay, TestCallable, _run_coroutine, annotation_oracle
+from .._evidence._failure import Failure, capture_exception, check_failure
+from .._result import RepairResult
+from .._target._target import Target
+from .._target._unwrap import unwrap
+from ._assembly import RepairRequest, run_repair
+from ._options import RepairOptions, Test, make_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+
+def repair(
+    func: Callable[..., Any],
+    args: Sequence[Any] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    *,
+    tests: Sequence[Test] = (),
+    verify: Callable[[Any], object] | None = None,
+    install: bool = True,
+    **options: Unpack[RepairOptions],
+) -> RepairResult:
+    """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
+
+    Returns a :class:`RepairResult`: ``ok`` with ``value`` set to what the (repaired) call
+    returned, or not ``ok`` with the reason. With ``install`` (the default) a fix is installed
+    into the live function. Coroutine functions are run with ``asyncio.run``. Every run before
+    the last is on copies of the arguments, so the call you asked for happens once, on yours.
+    Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the README). ``jobs``: workers
+    judging the engine's candidates at once (default: every core). The other options (``proposers``,
+    ``model``, ``sandbox``, the budget, ``on_event``, ``store``, ``environ``) are :class:`RepairOptions`, as
+    :func:`regrow.heal` takes them. A keyword not given takes its value from the configuration
+    (``[tool.regrow]``, ``REGROW_*``: docs/configuration.md), else the default of ``heal``.
+    """
+    checked = make_options(verify=verify, tests=tests, on_failure="raise", cooldown=0.0, **options)
+    raw = unwrap(func)
+    args, kwargs = tuple(args), dict(kwargs or {})
+    replay = Replay(args, kwargs, verify, annotation_oracle(raw, verify, tests))
+    checks: list[Check] = [replay, *(TestCallable(t) for t in tests)]
+    failure, exc = _first_failure(raw, checks, args, kwargs)
+    if failure is None:
+        return RepairResult(True, raw.__qualname__, None, reason="nothing to repair: every check passed",
+                            value=_run(raw, args, kwargs))
+    request = RepairRequest(Target.of(raw), failure, tuple(checks), checked, raised=exc,
+                            snapshot=_copyable(args, kwargs), install=install)
+    result = run_repair(request)
+    if result.ok and install:
+        result.value = _run(raw, args, kwargs)
+    return result
+
+
+def _copyable(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the checks ran on copies (so the caller's arguments are as passed)."""
+    try:
+        copy.deepcopy((args, kwargs))
+    except Exception:
+        return False
+    return True
+
+
+def _first_failure(raw: types.FunctionType, checks: Sequence[Check], args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> tuple[Failure | None, BaseException | None]:
+    """Run the checks on the function as it is; the first failure (and what it raised), or ``None``."""
+    for check in checks:
+        try:
+            check(raw)
+        except CheckFailed as exc:
+            return check_failure("verify" if check is checks[0] else "test", raw, str(exc), args, kwargs), None
+        except Exception as exc:  # the function itself raised
+            return capture_exception(exc, raw, args, kwargs), exc
+    return None, None
+
+
+def _run(raw: types.FunctionType, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    value = raw(*args, **kwargs)
+    return _run_coroutine(value) if inspect.iscoroutine(value) else value

@@ -1,0 +1,392 @@
+"""The capability check: what a candidate not written by the engine adds to the original, refused.
+
+A fix that behaves one way in the sandbox and another in your process must first *tell* them
+apart, and everything that differs between a forked child and its host is outside the function:
+the environment, files, clocks, randomness drawn from the world, the process and the interpreter
+(hooks, ``sys``, threads, signals), and state kept from one call to the next (a counter in a
+global, on the function, in a mutable default). So a candidate that did not come from the built-in
+engine may use what its original already uses — its names, the modules it imports or reads from
+its module's globals, the attribute chains it reaches on them, the global objects it writes — plus
+a small pure vocabulary (:mod:`regrow._proof._vocabulary`). Anything else is refused before it runs, with
+the rule named, e.g. ``capability: new import of os (the original imports none)``.
+
+Like the rails (:mod:`regrow._proof._rails`) this judges source text; unlike them it is an allowlist: a
+name it does not know is refused, not let through. Attributes of the arguments and of the objects
+the original already reaches are not limited, except dunder names, names that reach the world on
+any object (``now``, ``read_text``, ``environ``…) and writes to state that outlives the call.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+from .._redact import is_secret_name
+from ._scopes import MISSING, bindings, constant, own_nodes, reached
+from ._vocabulary import (
+    BUILTIN_REACH,
+    DUNDER_OK,
+    IN_PLACE,
+    MUTATING_METHODS,
+    PURE_BUILTINS,
+    PURE_MODULES,
+    REFLECTION,
+    WORLD_ATTRIBUTES,
+    module_name,
+    origin_of,
+    pure_builtin,
+    pure_chain,
+    pure_value,
+    world,
+)
+
+_CLASS_STATE = frozenset({"type", "super", "vars"})  # builtins that hand back the class (or a namespace)
+_FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[][^{}]*\}")  # a replacement field that reads attributes or items
+
+
+@dataclasses.dataclass(frozen=True)
+class Use:
+    """One thing a function's source uses: ``key`` is compared with the original's, ``reason`` is
+    what the verdict says when it is refused (``None``: it is in the pure vocabulary)."""
+
+    key: str
+    reason: str | None
+
+
+def capability_reasons(original: str, candidate: str, namespace: Mapping[str, object],
+                       own: Iterable[str] = ()) -> list[str]:
+    """Why ``candidate`` is refused: each thing it uses that the original does not and that is not
+    pure, as ``"capability: <rule>"``. Empty: it adds nothing that could tell the sandbox from the host.
+
+    ``namespace`` is the module's globals (what a free name is); ``own`` the names a candidate may
+    read though the original did not: the function's own name (recursion) and its class's.
+    """
+    try:
+        had = list(uses(original, namespace, own))
+        added = list(uses(candidate, namespace, own))
+    except SyntaxError:
+        return []  # the rails say so, with the line
+    except (RecursionError, MemoryError):
+        return ["capability: the source is nested too deeply to judge"]
+    keys = {use.key for use in had}
+    chains = [use.key.removeprefix("chain:") for use in had if use.key.startswith("chain:")]
+    imported = sorted(key.removeprefix("import:") for key in keys if key.startswith("import:"))
+    reasons: list[str] = []
+    for use in added:
+        if use.reason is None or use.key in keys or reached(use.key, chains):
+            continue
+        reason = use.reason.replace("{imports}", ", ".join(imported) if imported else "none")
+        reasons.append(f"capability: {reason}")
+    return list(dict.fromkeys(reasons))
+
+
+def uses(source: str, namespace: Mapping[str, object], own: Iterable[str] = ()) -> Iterator[Use]:
+    """Everything ``source`` (one ``def``) uses that the capability check judges."""
+    visitor = _Uses(namespace, frozenset(own))
+    visitor.visit(ast.parse(source))
+    yield from visitor.found
+    for name in visitor.module_names:  # a module the function reads from its globals counts as imported
+        yield Use(f"import:{name}", None)
+
+
+@dataclasses.dataclass
+class _Scope:
+    bound: set[str]
+    is_class: bool = False
+
+
+class _Uses(ast.NodeVisitor):
+    def __init__(self, namespace: Mapping[str, object], own: frozenset[str]) -> None:
+        self.namespace = namespace
+        self.own = own
+        self.scopes: list[_Scope] = []
+        self.aliases: dict[str, str] = {}  # names bound by the function's own imports -> dotted module path
+        self.found: list[Use] = []
+        self.module_names: set[str] = set()
+
+    def add(self, key: str, reason: str | None) -> None:
+        self.found.append(Use(key, reason))
+
+    # -- scopes ------------------------------------------------------------------------------
+
+    def local(self, name: str) -> bool:
+        """Bound in the function (or a scope nested in it) rather than read from the module's globals."""
+        for depth, scope in enumerate(reversed(self.scopes)):
+            if scope.is_class and depth:
+                continue  # a class body's names are not visible in the functions defined in it
+            if name in scope.bound:
+                return True
+        return False
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        args = node.args
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
+        if not self.scopes:
+            # The outermost definition: its decorators are dropped and its annotations never evaluated
+            # (see Target.compile), but its defaults are evaluated once, at install, in your process.
+            self._defaults(node)
+        else:
+            for expr in [*node.decorator_list, *args.defaults, *filter(None, args.kw_defaults), node.returns,
+                         *(a.annotation for a in every)]:
+                if expr is not None:
+                    self.visit(expr)
+        declared = {name for stmt in own_nodes(node.body) if isinstance(stmt, ast.Global) for name in stmt.names}
+        self.scopes.append(_Scope({a.arg for a in every} | (bindings(node.body) - declared)))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
+                 *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
+        for arg, default in pairs:
+            self.visit(default)
+            if not isinstance(default, (ast.Constant, ast.Name, ast.Tuple, ast.UnaryOp, ast.Attribute)):
+                self.add(f"default:{arg.arg}:{ast.dump(default)}",
+                         f"a mutable default value for {arg.arg} (state kept across calls)")
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for expr in [*node.args.defaults, *filter(None, node.args.kw_defaults)]:
+            self.visit(expr)
+        args = node.args
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
+        self.scopes.append(_Scope({a.arg for a in every}))
+        self.visit(node.body)
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(expr)
+        self.scopes.append(_Scope(bindings(node.body), is_class=True))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp) -> None:
+        first, *rest = node.generators
+        self.visit(first.iter)  # evaluated in the enclosing scope
+        targets = {n.id for gen in node.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        self.scopes.append(_Scope(targets))
+        for gen in node.generators:
+            self.visit(gen.target)
+            for expr in [*gen.ifs, *([gen.iter] if gen is not first else [])]:
+                self.visit(expr)
+        for expr in [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]:
+            self.visit(expr)
+        self.scopes.pop()
+        del rest
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self.add(f"global-statement:{name}", f"global statement writes {name}")
+
+    # -- imports -----------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            top = alias.name.partition(".")[0]
+            self.aliases[alias.asname or top] = alias.name if alias.asname else top
+            self._import(alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = "." * node.level + (node.module or "")
+        self._import(module, [alias.name for alias in node.names])
+        for alias in node.names:
+            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+
+    def _import(self, module: str, names: Iterable[str] = ()) -> None:
+        chains = [f"{module}.{name}" for name in names]
+        pure = module in PURE_MODULES or (bool(chains) and all(pure_chain(chain) is None for chain in chains))
+        self.add(f"import:{module}", None if pure else f"new import of {module} (the original imports {{imports}})")
+
+    # -- names and attributes ----------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._name(node.id, bare=True)
+
+    def _name(self, name: str, bare: bool) -> None:
+        """A name read; ``bare``: as a value, not as the start of an attribute chain."""
+        if self.local(name):
+            if name in self.aliases and bare:
+                self._chain(self.aliases[name])
+            return
+        if name in REFLECTION and bare and name not in self.namespace:
+            self.add(f"reflect:{name}", f"reflection with a computed name ({name} passed as a value)")
+        value = self.namespace.get(name, MISSING)
+        module = module_name(value)
+        if module is not None:
+            self.module_names.add(module)
+            if bare:
+                self._chain(module)
+        self.add(f"global:{name}", None if self._pure_global(name, value) else self._global_reason(name, value))
+
+    def _pure_global(self, name: str, value: object) -> bool:
+        if name in self.own:
+            return True
+        if value is MISSING:
+            return pure_builtin(name)
+        # A secret differs in the sandbox (it is redacted there); the module's dunders say where it lives.
+        return pure_value(value) and not is_secret_name(name) and not name.startswith("__")
+
+    def _global_reason(self, name: str, value: object) -> str:
+        if value is MISSING and name in BUILTIN_REACH:
+            return f"{BUILTIN_REACH[name]} {name}"
+        reason = f"new global name {name} not used by the original"
+        module = module_name(value)
+        if module is not None:
+            return f"{reason} (the module {module}: {world(module)})"
+        found = origin_of(value)
+        if found is not None and world(".".join(found)) != "module":
+            return f"{reason} ({world('.'.join(found))} {'.'.join(found)})"
+        return reason
+
+    def _chain(self, dotted: str) -> None:
+        found = pure_chain(dotted)
+        if found is None:
+            self.add(f"chain:{dotted}", None)
+        elif found == "module-valued":
+            parent, _, name = dotted.rpartition(".")
+            self.add(f"chain:{dotted}", f"the module {name}, reached through {parent} ({dotted})")
+        elif found == "module":
+            self.add(f"chain:{dotted}", f"{dotted} not used by the original")
+        else:
+            self.add(f"chain:{dotted}", f"{found} {dotted}")
+
+    def module_path(self, node: ast.expr) -> str | None:
+        """The dotted module path an expression names (``o.path`` after ``import os as o``), if any."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.aliases.get(node.id) if self.local(node.id) else module_name(self.namespace.get(node.id))
+        return ".".join([base, *reversed(parts)]) if base is not None else None
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._attribute_name(node.attr)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self._write(node.value, f"attribute write on {{owner}} ({node.attr})")
+        elif node.attr in MUTATING_METHODS:
+            self._write(node.value, f"mutating call {node.attr} on {{owner}}")
+        dotted = self.module_path(node)
+        if dotted is not None:
+            self._chain(dotted)
+            base: ast.expr = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                self._name(base.id, bare=False)
+            return
+        self._world(node.attr)
+        self.visit(node.value)
+
+    def _attribute_name(self, attr: str) -> None:
+        if attr.startswith("__") and attr.endswith("__") and attr not in DUNDER_OK:
+            self.add(f"dunder:{attr}", f"dunder attribute {attr}")
+
+    def _world(self, attr: str) -> None:
+        if attr in WORLD_ATTRIBUTES:
+            self.add(f"attr:{attr}", f"{WORLD_ATTRIBUTES[attr]} .{attr}")
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self._write(node.value, "item write on {owner}")
+        self.generic_visit(node)
+
+    def _write(self, receiver: ast.expr, reason: str) -> None:
+        """A write to ``receiver``: refused where it is state that outlives the call."""
+        owner = self.owner(receiver)
+        if owner is not None:
+            self.add(f"write:{owner}", reason.replace("{owner}", owner))
+
+    def owner(self, node: ast.expr) -> str | None:
+        """What object ``node`` is part of, when that is state outliving a call: ``"the global object X"``,
+        ``"the class"``; None for the arguments, locals and objects the call made."""
+        while True:
+            if isinstance(node, ast.Attribute):
+                if node.attr == "__class__":
+                    return "the class"
+                node = node.value
+            elif isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and not self.local(func.id):
+                    if func.id in _CLASS_STATE:
+                        return f"the class ({func.id}(...))"
+                    if func.id == "getattr" and node.args:
+                        node = node.args[0]
+                        continue
+                    if func.id in PURE_BUILTINS:
+                        return None  # list(...), sorted(...): a fresh object
+                    return f"the global object {func.id} (what it returns)"
+                if not isinstance(func, ast.Attribute) or self.module_path(func) is not None:
+                    return None  # a module's function (collections.Counter()) makes a fresh object
+                node = func.value  # x.setdefault(k, []).append(v) writes into x
+            elif isinstance(node, ast.Name):
+                fresh = node.id in PURE_BUILTINS and node.id not in _CLASS_STATE and node.id not in self.namespace
+                return None if self.local(node.id) or fresh else f"the global object {node.id}"
+            else:
+                return None
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in REFLECTION and not self.local(func.id) \
+                and func.id not in self.namespace:
+            self._reflection(node, func.id)
+            for expr in [*node.args, *(k.value for k in node.keywords)]:
+                self.visit(expr)
+            return
+        dotted = self.module_path(func) or (self.aliases.get(func.id) if isinstance(func, ast.Name) else None)
+        if dotted in IN_PLACE and node.args:
+            self._write(node.args[0], f"{dotted} on {{owner}}")
+        elif dotted == "operator.attrgetter":
+            names = [constant(arg) for arg in node.args]
+            if any(name is None or "__" in name for name in names):
+                self.add("reflect:attrgetter", "reflection with a computed name (operator.attrgetter)")
+        elif dotted == "random.Random" and not node.args and not node.keywords:
+            self.add("random:unseeded", "randomness random.Random() seeded from the world")
+        if isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.value.id in ("list", "dict", "set", "bytearray", "object") \
+                    and not self.local(func.value.id) and node.args:
+                self._write(node.args[0], f"{func.value.id}.{func.attr} on {{owner}}")
+            if func.attr in ("format", "format_map"):
+                self._format(func.value)
+        self.generic_visit(node)
+
+    def _reflection(self, node: ast.Call, func: str) -> None:
+        """``getattr(x, "name")`` is ``x.name``; with a name built at run time it is refused."""
+        if len(node.args) < 2:
+            return
+        name = constant(node.args[1])
+        if name is None:
+            self.add(f"reflect:{func}", f"reflection with a computed name ({func})")
+            return
+        self._attribute_name(name)
+        if func in ("setattr", "delattr"):
+            self._write(node.args[0], f"attribute write on {{owner}} ({func} of {name})")
+        dotted = self.module_path(node.args[0])
+        if dotted is not None:
+            self._chain(f"{dotted}.{name}")
+        else:
+            self._world(name)
+
+    def _format(self, template: ast.expr) -> None:
+        """``str.format`` reads attributes and items named in the template: judge the template."""
+        text = constant(template)
+        if text is None:
+            self.add("format:computed", "a format template not written in the code (str.format reads attributes)")
+        elif any("__" in field or "." in field for field in _FORMAT_FIELD.findall(text)):
+            self.add(f"format:{text}", "a format template that reads attributes")

@@ -1,0 +1,274 @@
+"""The ranked edits of one target, and how an edit becomes a candidate — in the worker that judges it.
+
+The host ranks every edit once (:meth:`~._search.Engine.plan`) and hands out positions in that
+order; the worker's child, forked with the plan in its memory, turns a position into source text
+(:func:`._splice.splice`), compiles it and judges it. Making the text is most of the cost of a
+candidate besides running the tests, so it is spread over the workers with the judging, and the
+host is left with the order and the verdicts. Two edits that compile to the same code are one
+candidate: each answer carries what its text compiles to (a digest of the code object, positions
+left out), and the host, reading answers in search order, counts the first and skips the others.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import hashlib
+import marshal
+import time
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NamedTuple
+
+from ..._candidate import Candidate
+from ..._checks._evaluate import evaluate
+from ..._checks._oracles import Check, known_to_pass
+from ..._checks._spectrum import Spectrum
+from ..._checks._test_limits import per_test_limits
+from ..._sandbox._warm_child import Overrun, time_limit
+from ..._target._target import Target
+from ._edits import EditSizes, Insert, Replacement
+from ._pairs import Coupled, pairs
+from ._ranked import Edit, Ranked
+from ._scope import Site
+from ._splice import splice, splice_both
+
+
+@dataclasses.dataclass
+class Stats:
+    """What one ``propose`` call did, for reports and benchmarks."""
+
+    edits: int = 0  # edits the operators proposed
+    candidates: int = 0  # distinct candidates that compiled
+    evaluated: int = 0  # candidates run against the checks
+    plausible: int = 0  # candidates that passed every check
+    first: int | None = None  # evaluations until the first plausible one
+    localize_seconds: float = 0.0
+    search_seconds: float = 0.0  # time spent building and checking candidates
+    candidate_timeout: float = 0.0
+    forks: int = 0  # workers started: one, plus one per candidate that had to be killed
+    jobs: int = 1  # workers that judged candidates at once
+    batch: int = 1  # candidates a worker judged per job
+    stopped: str = ""  # why the search ended (see Engine.stop_reason)
+
+    @property
+    def per_second(self) -> float:
+        return self.evaluated / self.search_seconds if self.search_seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "per_second": round(self.per_second, 1)}
+
+
+class Made(NamedTuple):
+    """A candidate made from an edit: its text, the digest of its code, its edit size, the function."""
+
+    text: str
+    key: str
+    size: int
+    compiled: Any = None  # the types.FunctionType (typed Any: mypy would bind a function-typed field like a method)
+
+
+@dataclasses.dataclass
+class Plan:
+    """The ranked edits of one target, turned into candidates on demand."""
+
+    target: Target
+    source: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    edits: list[Edit] | Ranked  # Ranked: made as the search reads them (see _ranked)
+    spectrum: Spectrum | None
+    stats: Stats
+    reuse: bool = False  # judge a candidate only on the checks that reach what it changes (see unreached)
+    limits: dict[str, float] = dataclasses.field(default_factory=dict)  # each check's own time limit (seconds)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.edits, list):
+            for index, edit in enumerate(self.edits):
+                edit.index = index
+        self._sizes = EditSizes()
+        self._spans: dict[int, range] = {}
+        self._unreached: dict[tuple[tuple[int, bool], ...], frozenset[str]] = {}
+
+    @functools.cached_property
+    def _parents(self) -> dict[int, ast.AST]:
+        return {id(child): node for node in ast.walk(self.function) for child in ast.iter_child_nodes(node)}
+
+    def _span(self, site: Site) -> range:
+        """The file lines of the statement the site is in (all of it: an edit there runs only if it starts)."""
+        span = self._spans.get(site.order)
+        if span is None:
+            node: ast.AST = site.node
+            while not isinstance(node, ast.stmt) and id(node) in self._parents:
+                node = self._parents[id(node)]
+            offset = self.target.def_lineno - 1  # the function's lines count from its def line
+            first, last = getattr(node, "lineno", 1), getattr(node, "end_lineno", None)
+            if not isinstance(node, ast.stmt) or last is None:  # nowhere to pin it: the whole function
+                first, last = self.function.lineno, self.function.end_lineno or self.function.lineno
+            span = self._spans[site.order] = range(first + offset, last + offset + 1)
+        return span
+
+    def unreached(self, edit: Edit) -> frozenset[str]:
+        """The checks that passed on the original without running a line of the statements ``edit``
+        changes: the candidate behaves there exactly as the original did, so they pass on it too, unrun.
+
+        Checks that did not finish are not among them, nor any check when the plan does not reuse the
+        original's verdicts (a suite whose tests read what earlier tests left: see ``Engine(fresh=)``).
+        """
+        if not self.reuse or self.spectrum is None:
+            return frozenset()
+        changes = ((edit.site, edit.new), *(((edit.second.site, edit.second.new),) if edit.second is not None else ()))
+        key = tuple((site.order, isinstance(new, Insert)) for site, new in changes)
+        unrun = self._unreached.get(key)
+        if unrun is None:  # once per site (or pair of sites): every edit there judges a candidate in this child
+            lines = {line for site, new in changes for line in self._reach(site, new)}
+            unrun = self._unreached[key] = frozenset(  # a check that did not finish is a failing one
+                run.check for run in self.spectrum.passing if run.lines.isdisjoint(lines))
+        return unrun
+
+    def _reach(self, site: Site, new: Replacement) -> range:
+        """The lines one of which a check must run for the edit to change what it does: the statement's,
+        or the whole function's where the statement tells nothing — new statements put beside it run
+        when the code next to them runs, and a statement no check ran a line of (a docstring, ``pass``:
+        the tracer never reports them) may be passed through by every check."""
+        span = self._span(site)
+        reached = any(not run.lines.isdisjoint(span) for run in self.spectrum.runs) if self.spectrum else False
+        if isinstance(new, Insert) or not reached:
+            offset = self.target.def_lineno - 1
+            return range(self.function.lineno + offset, (self.function.end_lineno or self.function.lineno) + offset + 1)
+        return span
+
+    @functools.cached_property
+    def original(self) -> str:
+        """The digest of the original's code: an edit that compiles to it changes nothing."""
+        return digest(self.target.compile(self.source).__code__)
+
+    @functools.cached_property
+    def couples(self) -> list[Edit]:
+        """Pairs of two edits at separate sites (see :mod:`._pairs`), as edits of the ``Coupled`` operator."""
+        return [dataclasses.replace(first, op=Coupled(first.op, second.op), index=-1 - number, second=second)
+                for number, (first, second) in enumerate(pairs(self.edits))]
+
+    def size(self, edit: Edit) -> int:
+        if edit.second is not None:
+            return self._sizes(edit.site, edit.new) + self._sizes(edit.second.site, edit.second.new)
+        return self._sizes(edit.site, edit.new)
+
+    def order(self, max_size: Callable[[], int | None], after: Edit | None = None) -> Iterator[Edit]:
+        """The single edits in search order after ``after``; those larger than ``max_size()`` skipped."""
+        start = 0 if after is None else after.index + 1
+        for edit in self.edits.upto(start) if isinstance(self.edits, Ranked) else self.edits[start:]:
+            limit = max_size()
+            if limit is None or self.size(edit) <= limit:
+                yield edit
+
+    def make(self, edit: Edit) -> Made | None:
+        """The candidate ``edit`` makes, compiled for the target, or ``None`` when it does not compile."""
+        try:
+            if edit.second is None:
+                text: str | None = splice(self.source, self.function, edit.site, edit.new)
+            else:
+                text = splice_both(self.source, self.function, [(edit.site, edit.new),
+                                                                (edit.second.site, edit.second.new)])
+            if text is None:
+                return None
+            function = self.target.compile(text)
+        except Exception:  # SyntaxError ('break' outside a loop and the like), RecursionError, …
+            return None
+        return Made(text, digest(function.__code__), self.size(edit), function)
+
+    def candidate(self, edit: Edit, text: str, size: int) -> Candidate:
+        return Candidate(text, origin="engine", operator=edit.op.name, edit_size=size, line=edit.site.line)
+
+    def candidates(self) -> Iterator[tuple[Candidate, Edit]]:
+        """Every distinct compiling candidate of a single edit, in search order, made here."""
+        seen = {self.original}
+        for edit in self.edits:
+            made = self.make(edit)
+            if made is None or made.key in seen:
+                continue
+            seen.add(made.key)
+            self.stats.candidates += 1
+            yield self.candidate(edit, made.text, made.size), edit
+
+    def edit(self, index: int) -> Edit:
+        """An edit by its ``index``: its place in the order, or (negative) in the pairs."""
+        return self.edits[index] if index >= 0 else self.couples[-index - 1]
+
+
+def digest(code: types.CodeType) -> str:
+    """What a candidate compiles to, positions left out: equal digests behave alike, however the text
+    differs (this also merges ``not a in b`` with ``a not in b``, which the compiler makes one)."""
+    return hashlib.blake2b(marshal.dumps(_code_key(code)), digest_size=16).hexdigest()
+
+
+def _code_key(code: types.CodeType) -> Any:  # a tuple of bytes, str, int and tuples of them (marshal takes it)
+    consts = tuple(_code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+                   for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+            code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
+            code.co_exceptiontable if hasattr(code, "co_exceptiontable") else b"")
+
+
+def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Callable[..., list[dict[str, Any]]]:
+    """The worker's ``"judge"`` job: make the candidates of the edits ``numbers`` of ``plans[-1]`` (or
+    take ``source`` as it is) and judge each within ``limit`` seconds; a list of one answer each.
+
+    An answer is ``{"made": False}`` for an edit that does not compile, ``{"made": True, "key", "size",
+    "seen": True}`` for one that compiles to a candidate this child judged already in the same
+    ``round`` (the host would skip it: it reads answers in search order, and the earlier one comes
+    first; ``round=None`` for a candidate judged again after its batch failed: the earlier one may
+    have been judged in that batch, whose answers the host never read), else the verdict
+    ``{ok, check, reason}`` with ``key``, ``size`` and (if it passed, or
+    ``text`` is asked for) the candidate's text.
+    """
+    judged: dict[int, set[str]] = {}
+
+    def one(number: int | None, source: str | None, round: int | None, limit: float, text: bool) -> dict[str, Any]:
+        made: Made | None = Made(source or "", "", 0)
+        unrun: frozenset[str] = frozenset()
+        limits: dict[str, float] = {}
+        if number is not None:
+            plan = plans[-1]
+            limits = plan.limits
+            edit = plan.edit(number)
+            made = plan.make(edit)
+            if made is None:
+                return {"made": False}
+            if round is not None:
+                for old in [r for r in judged if r != round]:
+                    del judged[old]
+                seen = judged.setdefault(round, {plan.original})
+                if made.key in seen:
+                    return {"made": True, "key": made.key, "size": made.size, "seen": True}
+                seen.add(made.key)
+            unrun = plan.unreached(edit)
+        assert made is not None
+        with known_to_pass(unrun), per_test_limits(limits, time_limit):
+            verdict = judge_source(target, made.text, checks, limit, made.compiled)
+        return {"made": True, "key": made.key, "size": made.size, "seen": False, **verdict,
+                "text": made.text if text or verdict["ok"] else ""}
+
+    def job(numbers: list[int] | None, source: str | None, round: int | None, limit: float,
+            text: bool) -> list[dict[str, Any]]:
+        if numbers is None:
+            return [one(None, source, round, limit, text)]
+        return [one(number, None, round, limit, text) for number in numbers]
+
+    return job
+
+
+def judge_source(target: Target, source: str, checks: Sequence[Check], limit: float,
+                 compiled: types.FunctionType | None = None) -> dict[str, Any]:
+    """Whether ``source`` passes every check within ``limit`` seconds, and why not: ``{ok, check, reason}``."""
+    started = time.monotonic()
+    try:
+        with time_limit(limit):
+            verdict = evaluate(target, source, checks, compiled)
+        if not verdict["ok"] and time.monotonic() - started >= limit:  # a check turned the overrun into a failure
+            raise Overrun
+        return {"ok": bool(verdict["ok"]), "check": str(verdict["check"]), "reason": str(verdict["reason"])}
+    except Overrun:
+        return {"ok": False, "check": "sandbox", "reason": f"timed out after {limit:.2g}s"}
+    finally:
+        target.restore()  # the limit may have struck while evaluate was putting the original back

@@ -1,0 +1,83 @@
+"""What a warm worker's child does (see :mod:`._worker`) once it has guarded itself as every sandbox
+child does (:func:`regrow._sandbox._child.setup`): answer each job with the sandbox's result frame,
+and bound a job's steps in time. Everything here runs in the child."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NoReturn
+
+from ._afterfork import armed_setup_ran
+from ._channel import FrameReader, decode, write_frame
+from ._child import pipes, resume, run_job
+
+REPLY_LIMIT = 32 << 20  # bytes of one reply frame; a larger one (or replies that decode to more) kills the child
+
+_in_child = False  # set in a forked worker, where jobs run on the main thread and SIGALRM is ours
+
+
+class Overrun(BaseException):
+    """Raised inside a job step that overran the limit set with :func:`time_limit`."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the code inside with :class:`Overrun` after ``seconds`` (main thread of a worker only).
+
+    Limits nest: inside another one (a test's own limit inside its candidate's), the inner strikes at
+    whichever comes first, and the outer goes on counting from where it was."""
+    if not _in_child:
+        yield
+        return
+
+    def overrun(signum: int, frame: object) -> None:
+        raise Overrun
+
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)  # seconds left of an enclosing limit (0: none)
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, overrun)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer > 0 else seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer > 0:  # spent already: it strikes at once
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-4))
+
+
+def serve(jobs: Mapping[str, Callable[..., Any]], setup: Callable[[], None],
+          limit: int) -> NoReturn:  # pragma: no cover - runs in the child
+    """The child's life: guarded already (or now, where no at-fork handler ran), run each job asked for
+    and answer, in the order asked, until the host closes the pipe.
+
+    Each answer is the fork sandbox's result frame (:func:`regrow._sandbox._child.run_job`: the value as
+    plain data or the error, and a job that leaves a thread running is an error), with the job's
+    ``seq``; between jobs, signals and the collector are back on (:func:`~regrow._sandbox._child.resume`).
+    """
+    global _in_child
+    _in_child = True
+    code = 0
+    try:
+        if not armed_setup_ran():
+            setup()
+        request, reply = pipes()
+        reader = FrameReader(limit)
+        while data := os.read(request, 1 << 16):
+            for body in reader.feed(data):
+                message = decode(body)
+                write_frame(reply, run_job(_bound(jobs, message["job"], message["args"]), REPLY_LIMIT,
+                                           seq=message["seq"]))
+                resume()
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _bound(jobs: Mapping[str, Callable[..., Any]], name: str, args: list[Any]) -> Callable[[], Any]:  # pragma: no cover
+    return lambda: jobs[name](*args)

@@ -1,0 +1,1 @@
+"""10b. The front-ends of a running service: ``watch``, ``regrow run``, middleware, workers."""

@@ -1,0 +1,1 @@
+"""1. The function being healed: where it lives, its source, what it reads and writes."""

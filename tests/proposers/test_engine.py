@@ -1,0 +1,217 @@
+"""The engine end to end: search, validation in a warm worker, ranking, and the fast pytest runner."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regrow._candidate import Candidate
+from regrow._checks._oracles import CheckFailed, PytestTests, TestCallable
+from regrow._evidence._failure import check_failure
+from regrow._proposers._engine import Engine
+from regrow._proposers._engine._rank import Evidence
+from regrow._proposers._proposer import Request
+from regrow._sandbox._warm import Worker
+from regrow._session._loop import Session
+from regrow._target._target import Target
+
+
+def largest(values: list[int]) -> int:
+    best = values[0]
+    for value in values:
+        if value < best:  # noqa: PLR1730 - the bug the tests repair
+            best = value
+    return best
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / (len(values) + 1)
+
+
+def countdown(n: int) -> int:
+    steps = 0
+    while n > 0:
+        n -= 1
+        steps += 2
+    return steps
+
+
+def largest_checks() -> list[TestCallable]:
+    def test_three(fn: Callable[..., int]) -> None:
+        assert fn([1, 3, 2]) == 3
+
+    def test_single(fn: Callable[..., int]) -> None:
+        assert fn([5]) == 5
+
+    return [TestCallable(test_three), TestCallable(test_single)]
+
+
+def request_for(func: Callable[..., Any], checks: list[Any], seconds: float = 20.0) -> Request:
+    target = Target.of(func)
+    return Request(target, check_failure("test", target.func, "failing"), [], checks, 1, time.monotonic() + seconds)
+
+
+def test_engine_fixes_and_ranks_with_evidence() -> None:
+    engine = Engine()
+    fixes = list(engine.propose(request_for(largest, largest_checks())))
+    assert fixes, engine.last_stats
+    best = fixes[0]
+    assert "if value > best:" in best.source
+    assert best.edit_size == 1 and best.operator == "compare-op"
+    assert best.note.startswith(f"rank 1/{len(fixes)}; edit size 1;") and "confidence" in best.note
+    assert engine.last_stats.evaluated >= engine.last_stats.plausible == len(fixes)
+
+
+def test_engine_is_deterministic() -> None:
+    first = [c.source for c in Engine().propose(request_for(largest, largest_checks()))]
+    second = [c.source for c in Engine().propose(request_for(largest, largest_checks()))]
+    assert first == second
+    lazy = [c.source for c in Engine(validate=False).propose(request_for(largest, []))]
+    assert lazy == [c.source for c in Engine(validate=False).propose(request_for(largest, []))]
+    assert len(lazy) == len(set(lazy))
+
+
+def test_mutants_that_loop_forever_cost_only_their_time_limit() -> None:
+    def test_three(fn: Callable[[int], int]) -> None:
+        assert fn(3) == 3
+
+    engine = Engine(time_floor=0.1)
+    started = time.monotonic()
+    fixes = list(engine.propose(request_for(countdown, [TestCallable(test_three)])))
+    assert time.monotonic() - started < 15
+    assert any("steps += 1" in fix.source for fix in fixes)
+    assert countdown(3) == 6  # the live function is untouched
+
+
+def test_in_process_validation_without_fork() -> None:
+    fixes = list(Engine(fork=False).propose(request_for(largest, largest_checks())))
+    assert "if value > best:" in fixes[0].source
+
+
+def test_a_candidate_that_raises_where_the_original_returned_is_demoted() -> None:
+    def test_pair(fn: Callable[..., float]) -> None:
+        assert fn([2.0, 4.0]) == 3.0
+
+    def test_one(fn: Callable[..., float]) -> None:
+        assert fn([6.0]) == 6.0
+
+    # ``/ len(values)`` is the smaller edit, but raises on [] (a shortened test input) where the
+    # original returned; ``len(values[1:]) + 1`` never does.
+    fixes = list(Engine().propose(request_for(mean, [TestCallable(test_pair), TestCallable(test_one)])))
+    by_source = {fix.source.splitlines()[-1].strip(): fix for fix in fixes}
+    raising = by_source["return sum(values) / (len(values))"]
+    assert "raises where it returned" in raising.note
+    assert fixes.index(raising) > 0
+
+
+def test_ranking_order() -> None:
+    def evidence(size: int, raised: int, agree: int) -> Evidence:
+        return Evidence(Candidate("", "engine", edit_size=size), tier=1, order=size, agree=agree, compared=10,
+                        raised=raised)
+
+    raising, bigger, agreeing, small = evidence(1, 2, 9), evidence(3, 0, 5), evidence(1, 0, 9), evidence(1, 0, 4)
+    assert sorted([raising, bigger, small, agreeing], key=Evidence.key) == [agreeing, small, bigger, raising]
+
+
+def test_an_overrunning_worker_is_killed_and_replaced() -> None:
+    with Worker({"sleep": lambda: time.sleep(30), "add": lambda a, b: a + b}) as worker:
+        started = time.monotonic()
+        assert worker.call("sleep", timeout=0.3) == ("timeout", None)
+        assert time.monotonic() - started < 2
+        assert worker.call("add", 2, 3, timeout=5) == ("ok", 5)
+        assert worker.forks == 2
+        status, message = worker.call("add", 2, "x", timeout=5)
+        assert status == "error" and "TypeError" in message
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    (tmp_path / "pricing.py").write_text(textwrap.dedent("""
+        def discount(price, percent):
+            return price * (100 + percent) / 100
+    """))
+    (tmp_path / "check_pricing.py").write_text(textwrap.dedent("""
+        import pytest
+        from pricing import discount
+
+        def test_zero():
+            assert discount(50, 0) == 50
+
+        @pytest.mark.parametrize(("price", "percent", "expected"), [(100, 10, 90), (80, 25, 60)])
+        def test_table(price, percent, expected):
+            assert discount(price, percent) == expected
+
+        def test_with_fixture(tmp_path):
+            assert tmp_path.exists() and discount(10, 50) == 5
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("pricing", None)
+    sys.modules.pop("check_pricing", None)
+
+
+def test_pytest_checks_run_collected_tests_and_fail_first_what_failed_last(project: Path) -> None:
+    tests = PytestTests(["check_pricing.py"], rootdir=project)
+    assert tests.collect() == ["check_pricing.py::test_zero", "check_pricing.py::test_table[100-10-90]",
+                               "check_pricing.py::test_table[80-25-60]", "check_pricing.py::test_with_fixture"]
+    assert [check.name for check in tests.split()] == tests.collect()
+    target = Target.from_ref("pricing.py::discount")
+    with pytest.raises(CheckFailed, match=r"test_table\[100-10-90\] failed: assert 110\.0 == 90"):
+        tests(target.func)
+    # Now test_zero fails too, but the test that failed last runs first and is the one reported.
+    target.install(target.compile("def discount(price, percent):\n    return 0\n"))
+    try:
+        with pytest.raises(CheckFailed, match=r"test_table\[100-10-90\] failed: assert 0 == 90"):
+            tests(target.func)
+    finally:
+        target.restore()
+
+
+def test_session_with_the_engine_heals_against_pytest_tests(project: Path) -> None:
+    target = Target.from_ref("pricing.py::discount")
+    tests = PytestTests(["check_pricing.py"], rootdir=project)
+    failure = check_failure("test", target.func, "test_zero failed")
+    result = Session(target, failure, [tests], [Engine()]).run(install=False)
+    assert result.ok and result.fix is not None
+    assert "return price * (100 - percent) / 100" in result.fix.source
+    assert result.candidates == 1  # the engine validated; the session proved its best candidate once
+
+
+def test_the_engine_judges_failing_tests_first_then_the_rest_in_their_order(project: Path) -> None:
+    (project / "check_pricing.py").write_text(textwrap.dedent("""
+        import time
+        from pricing import discount
+
+        def test_slow_but_passing():
+            time.sleep(0.05)  # an exponential original's expensive test, say
+            assert discount(0, 10) == 0
+
+        def test_fast_passing():
+            assert discount(0, 0) == 0
+
+        def test_failing():
+            assert discount(100, 10) == 90
+    """))
+    target = Target.from_ref("pricing.py::discount")
+    tests = PytestTests(["check_pricing.py"], rootdir=project)
+    ids = tests.collect()
+    failure = check_failure("test", target.func, "test_failing failed")
+    fixes = list(Engine(jobs=1).propose(Request(target, failure, [], [tests], 1, time.monotonic() + 60)))
+    assert fixes and "100 - percent" in fixes[0].source
+    # the order every candidate was judged in: the failing test, then the others in the suite's order
+    # (not by speed: a suite may pass only in its own order)
+    assert tests._order == [ids[2], ids[0], ids[1]]
+
+
+def test_prefer_puts_unknown_tests_last_in_their_order(project: Path) -> None:
+    tests = PytestTests(["check_pricing.py"], rootdir=project)
+    ids = tests.collect()
+    tests.prefer({ids[3]: -1.0, ids[1]: 0.5})
+    assert tests._order == [ids[3], ids[1], ids[0], ids[2]]

@@ -1,0 +1,170 @@
+"""Per-test time limits while the engine screens candidates (issue 24): a candidate that hangs costs its
+test's own limit (a multiple of that test's time on the original, with a floor), not the candidate's."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import regrow
+from regrow._checks._spectrum import TEST_FLOOR, Run, Spectrum
+from regrow._checks._test_limits import TestOverrun, limited, per_test_limits
+from regrow._events import Event
+from regrow._proposers._engine import Engine
+from regrow._sandbox import _warm_child as _serve
+
+fork_only = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+def run(check: str, passed: bool, duration: float, timed_out: bool = False) -> Run:
+    return Run(check, passed, frozenset(), duration, [], timed_out=timed_out)
+
+
+def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longest_passing_limit() -> None:
+    spectrum = Spectrum([run("quick", True, 0.001), run("slow", True, 0.2), run("fails", False, 0.0001),
+                         run("fails-slowly", False, 0.5), run("hangs", False, 1.0, timed_out=True)])
+    limits = spectrum.test_limits(ceiling=2.0, floor=0.25, factor=5.0)
+    assert limits == {"quick": 0.25, "slow": 1.0, "fails": 1.0, "fails-slowly": 2.0, "hangs": 1.0}
+    assert Spectrum([run("hangs", False, 1.0, timed_out=True)]).test_limits(ceiling=3.0) == {"hangs": 3.0}
+    assert Spectrum([run("quick", True, 0.0)]).test_limits(ceiling=0.1) == {"quick": 0.1}  # never past the ceiling
+    assert Spectrum([run("x", True, 0.1), run("y", True, 0.0)]).test_limits(ceiling=5.0) == {"x": 0.5, "y": TEST_FLOOR}
+    assert TEST_FLOOR == 0.25  # the defaults docs/engine.md gives: 5x a test's own time, at least 0.25 s
+
+
+@pytest.fixture
+def in_child(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """time_limit as a worker's child has it (SIGALRM on the main thread, which pytest's is)."""
+    monkeypatch.setattr(_serve, "_in_child", True)
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def test_a_limit_inside_another_strikes_first_and_the_outer_one_keeps_counting(in_child: None) -> None:
+    with pytest.raises(_serve.Overrun), _serve.time_limit(30):
+        with pytest.raises(_serve.Overrun), _serve.time_limit(0.05):
+            time.sleep(20)
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < left < 30  # the outer limit is armed again with what was left of it
+        with _serve.time_limit(0.5):
+            pass
+        signal.setitimer(signal.ITIMER_REAL, 0.05)  # as if the outer limit ran out now
+        time.sleep(20)
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_an_inner_limit_longer_than_what_is_left_of_the_outer_strikes_with_the_outer(in_child: None) -> None:
+    with pytest.raises(_serve.Overrun), _serve.time_limit(0.05), _serve.time_limit(30):
+        time.sleep(20)
+
+
+def test_a_test_s_first_run_in_a_process_is_not_limited_its_later_runs_are(in_child: None) -> None:
+    calls: list[str] = []
+
+    def slow() -> str:
+        calls.append("ran")
+        time.sleep(0.3)
+        return "done"
+
+    with per_test_limits({"test:first-run-free": 0.05}, _serve.time_limit):
+        assert limited("test:first-run-free", slow) == "done"  # warm-up: its own time may not show it
+        with pytest.raises(TestOverrun, match=r"test:first-run-free did not finish in 0.05s"):
+            limited("test:first-run-free", slow)
+        assert limited("test:no-limit", slow) == "done" and limited("test:no-limit", slow) == "done"
+    assert limited("test:first-run-free", slow) == "done"  # outside: no limits at all
+    assert len(calls) == 5
+
+
+def digit_sum(n: int) -> int:
+    total = 0
+    while n > 0:
+        total += n % 10
+        n //= 10
+    return total if total < 15 else total - 1  # the bug: digit sums from 15 on come out one short
+
+
+def _slow_tests() -> list[Callable[[Callable[[int], int]], None]]:
+    # Each takes ~30 ms, so the candidate's limit (a multiple of all of them) is seconds, a test's 0.25 s.
+    def test_four_digits(f: Callable[[int], int]) -> None:
+        time.sleep(0.03)
+        assert f(1234) == 10
+
+    def test_one_digit(f: Callable[[int], int]) -> None:
+        time.sleep(0.03)
+        assert f(7) == 7
+
+    def test_zero(f: Callable[[int], int]) -> None:
+        time.sleep(0.03)
+        assert f(0) == 0
+
+    def test_nines(f: Callable[[int], int]) -> None:
+        time.sleep(0.03)
+        assert f(99) == 18
+
+    return [test_four_digits, test_one_digit, test_zero, test_nines]
+
+
+@fork_only
+def test_a_candidate_that_hangs_fails_at_its_test_s_own_limit_not_the_candidate_s() -> None:
+    events: list[Event] = []
+    engine = Engine()
+    original = digit_sum.__code__
+    try:
+        result = regrow.repair(digit_sum, (99,), tests=_slow_tests(), proposers=[engine], install=False,
+                               on_event=events.append)
+    finally:
+        digit_sum.__code__ = original
+    assert result.ok, result.reason
+    reasons = [e.verdict.reason for e in events if e.verdict is not None and not e.verdict.ok]
+    limit = engine.last_stats.candidate_timeout
+    assert limit > 1.0  # the candidate's limit: 20x the four tests' time
+    hung = [reason for reason in reasons if "did not finish in 0.25s (its own limit" in reason]
+    assert len(hung) >= 3, reasons  # `while n >= 0`, `n //= 1`, `n *= 10`, ...
+    # a hang costs the whole candidate limit at most once per judging child (a test's first run there)
+    assert sum("timed out after" in reason for reason in reasons) <= engine.last_stats.forks, reasons
+
+
+HANGING = '''\
+def digit_sum(n):
+    total = 0
+    while n > 0:
+        total += n % 10
+        n //= 10
+    return total if total < 15 else total - 1
+'''
+HANGING_TESTS = '''\
+import time
+
+from digits import digit_sum
+
+
+def test_four_digits():
+    time.sleep(0.03)
+    assert digit_sum(1234) == 10
+
+
+def test_one_digit():
+    time.sleep(0.03)
+    assert digit_sum(7) == 7
+
+
+def test_nines():
+    time.sleep(0.03)
+    assert digit_sum(99) == 18
+'''
+
+
+def test_regrow_heal_screens_each_pytest_test_under_its_own_limit(tmp_path: Path) -> None:
+    (tmp_path / "digits.py").write_text(HANGING)
+    (tmp_path / "test_digits.py").write_text(HANGING_TESTS)
+    done = subprocess.run([sys.executable, "-m", "regrow", "heal", "digits.py::digit_sum", "--test", "test_digits.py",
+                           "-v"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"test_digits\.py::test_\w+ did not finish in 0\.25s \(its own limit", done.stdout), done.stdout

@@ -1,0 +1,43 @@
+"""``make bench-llm``'s cost columns: first-token latency, tokens/s and tokens per correct fix from the
+model server's request log, and which request each of regrow's fixes came from."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "llm"
+sys.path.insert(0, str(BENCH))
+
+import costs  # noqa: E402
+import run  # noqa: E402
+
+
+def record(prompt: str, reply: str, seconds: float, ttft: float, tokens: int) -> dict[str, object]:
+    return {"prompt_sha256": prompt, "reply": reply, "seconds": seconds, "ttft": ttft, "prompt_tokens": 100,
+            "completion_tokens": tokens}
+
+
+def test_call_stats_time_the_first_token_and_the_rest() -> None:
+    records = [record("a", '{"line": 2}', 3.0, 1.0, 20), record("b", "no code", 12.0, 2.0, 50)]
+    stats = run.call_stats(records, "f", None, "def f():\n    return 1\n")
+    assert stats["timed"] == 2 and stats["first_token_ms"] == 3000 and stats["generating_ms"] == 12000
+    assert stats["generated"] == 70
+    assert costs.speed(Counter(stats)) == {"first_token_seconds": 1.5, "tokens_per_second": 5.8}
+
+
+def test_no_timed_calls_report_no_speed() -> None:
+    assert costs.speed(Counter()) == {"first_token_seconds": None, "tokens_per_second": None}
+
+
+def test_each_fix_is_put_down_to_its_request() -> None:
+    rows = [
+        {"system": "regrow-chain", "fix": True, "operator": "call 1 locate: suggested"},
+        {"system": "regrow-chain", "fix": True, "operator": "call 2"},
+        {"system": "regrow-chain", "fix": True, "operator": "choose: candidate 2"},
+        {"system": "regrow-chain", "fix": True, "operator": "binary-op"},
+        {"system": "regrow-chain", "fix": False, "operator": None},
+        {"system": "self-heal", "fix": True, "operator": None},
+    ]
+    assert [costs.fix_source(r) for r in rows] == ["locate", "rewrite", "choose", "engine", "", ""]

@@ -1,0 +1,156 @@
+"""A call is bounded by inactivity and by the session's deadline, not by a fixed total.
+
+Through each installed SDK against a loopback server: a reply that streams slowly, for longer than the
+old total limit (``call_timeout``), is used; a stream that stops mid-way ends after the inactivity limit
+with a verdict that says so, and is tried again at most ``max_stalls`` times. Each streamed call records
+its first-token latency and its tokens per second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import io
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from llm_servers import SERVERS, LoopbackServer, OpenAIServer, Text, failing_request
+
+import regrow
+from regrow import ProposerError
+from regrow._cli._display import Display
+from regrow._proposers._llm import RetryPolicy, proposer_for, transport_for
+from regrow._proposers._llm._accounting import Usage
+from regrow._proposers._llm._retry import Retrying, acomplete, complete
+from regrow._proposers._llm._transport import Chat
+from regrow.extend import Target
+
+MODELS = {"openai": "openai:gpt-test", "anthropic": "anthropic:claude-test", "gemini": "gemini:gemini-test"}
+SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai"}
+CHAT = Chat("SYSTEM", "USER", {"max_tokens": 100})
+# The old rule would cut every call at 5 s; these replies take 8 s and more, a piece every 1.6 s.
+SLOW = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05, call_timeout=5.0, idle_timeout=4.0)
+STALLING = RetryPolicy(max_retries=4, base_delay=0.01, max_delay=0.05, idle_timeout=2.0, max_stalls=1)
+REPLY = "```python\ndef price(text):\n    return float(text.strip('$'))\n```"
+
+
+def installed(wire: str) -> bool:
+    return importlib.util.find_spec(SDKS[wire]) is not None
+
+
+@pytest.fixture(params=[w for w in sorted(SERVERS) if installed(w)])
+def server(request: pytest.FixtureRequest) -> Iterator[LoopbackServer]:
+    with SERVERS[request.param]() as running:
+        yield running
+
+
+def call(server: LoopbackServer, policy: RetryPolicy, *, deadline: float = 120.0) -> tuple[Any, list[str]]:
+    deltas: list[str] = []
+    transport = transport_for(MODELS[server.wire], api_key="k", base_url=server.base_url)
+    return complete(transport, CHAT, Retrying(policy, time.monotonic() + deadline), on_delta=deltas.append), deltas
+
+
+def test_a_slow_stream_past_the_old_total_limit_is_used(server: LoopbackServer) -> None:
+    server.add(Text(REPLY, pieces=2, event_delay=1.6))
+    started = time.monotonic()
+    reply, deltas = call(server, SLOW)
+    assert time.monotonic() - started > SLOW.call_timeout  # the old total would have cut it
+    assert reply.text == REPLY and "".join(deltas) == REPLY
+    assert len(server.requests) == 1  # no retry: a stream still producing is not a stuck call
+    assert reply.first_token is not None and reply.first_token > 0
+    assert reply.generating > 0
+
+
+def test_a_stream_that_stops_ends_after_the_inactivity_limit(server: LoopbackServer) -> None:
+    server.add(Text(REPLY, pieces=3, stall_after=2), Text(REPLY, pieces=3, stall_after=2))
+    with pytest.raises(ProposerError) as raised:
+        call(server, STALLING)
+    message = str(raised.value)
+    assert f"{server.wire} sent nothing for 2.0s" in message, message
+    assert "inactivity limit" in message and "gave up after 2 stalled tries" in message, message
+    assert len(server.requests) == 2  # max_stalls=1: one more try, not max_retries=4
+
+
+def test_a_server_silent_before_its_first_token_is_a_stall_too() -> None:
+    with OpenAIServer([Text(REPLY, stall_after=0)] * 2) as server:
+        with pytest.raises(ProposerError, match=r"sent nothing for 2\.0s before its first token"):
+            call(server, STALLING)
+        assert len(server.requests) == 2
+
+
+# google-genai's async client subclasses aiohttp's ClientSession, which aiohttp warns about.
+@pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+@pytest.mark.parametrize("wire", [w for w in ("openai", "gemini") if installed(w)])
+def test_async_a_stream_that_stops_ends_after_the_inactivity_limit(wire: str) -> None:
+    # google-genai's async client over aiohttp bounds the whole call by its time limit: regrow waits per part.
+    with SERVERS[wire]([Text(REPLY, pieces=3, stall_after=1)] * 2) as server:
+        transport = transport_for(MODELS[wire], api_key="k", base_url=server.base_url)
+
+        async def main() -> Any:
+            return await acomplete(transport, CHAT, Retrying(STALLING, time.monotonic() + 120),
+                                   on_delta=lambda text: None)
+
+        with pytest.raises(ProposerError, match=r"sent nothing for 2\.0s.*gave up after 2 stalled tries"):
+            asyncio.run(main())
+        assert len(server.requests) == 2
+
+
+@pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+@pytest.mark.parametrize("wire", [w for w in ("openai", "gemini") if installed(w)])
+def test_async_a_slow_stream_is_used(wire: str) -> None:
+    with SERVERS[wire]([Text(REPLY, pieces=3, event_delay=1.0)]) as server:
+        transport = transport_for(MODELS[wire], api_key="k", base_url=server.base_url)
+        policy = RetryPolicy(max_retries=0, call_timeout=1.5, idle_timeout=3.0)
+
+        async def main() -> Any:
+            return await acomplete(transport, CHAT, Retrying(policy, time.monotonic() + 120),
+                                   on_delta=lambda text: None)
+
+        reply = asyncio.run(main())
+        assert reply.text == REPLY and reply.first_token is not None
+
+
+def price(text: str) -> float:
+    return float(text)
+
+
+def test_the_proposer_streams_unasked_and_records_first_token_and_speed() -> None:
+    events: list[Any] = []
+    with OpenAIServer([Text(REPLY, pieces=3, event_delay=0.3, output_tokens=30)]) as server:
+        llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=SLOW, evidence=False)
+        request = failing_request(price, "$3", events=(events.append,), max_attempts=1)
+        candidates = list(llm.propose(request))
+        assert server.requests[0].body.get("stream") is True
+    assert [c.source for c in candidates] == ["def price(text):\n    return float(text.strip('$'))\n"]
+    usage = llm.last_usage
+    assert usage.streamed == 1 and usage.generated == 30
+    assert usage.mean_first_token is not None and usage.mean_first_token > 0
+    assert usage.tokens_per_second is not None and usage.tokens_per_second > 0
+    (call_event,) = [e for e in events if e.type == "model_call"]
+    assert "first token" in call_event.message and "tokens/s" in call_event.message
+    assert "".join(e.delta for e in events if e.type == "propose_chunk") == REPLY
+
+
+def test_a_usage_without_streamed_calls_reports_no_speed() -> None:
+    usage = Usage(calls=1, input_tokens=10, output_tokens=5, latency=1.0)
+    assert usage.mean_first_token is None and usage.tokens_per_second is None
+    assert "tokens/s" not in usage.summary()
+
+
+def test_limits_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="idle_timeout"):
+        RetryPolicy(idle_timeout=0)
+
+
+def test_verbose_output_shows_each_model_calls_speed() -> None:
+    out = io.StringIO()
+    display = Display(out, Target.of(price), verbose=True)
+    usage = Usage(1, 100, 30, 4.0, streamed=1, first_token=1.0, generating=3.0, generated=30)
+    display(regrow.Event("model_call", "price", 1, message=f"openai:m call 1: {usage.summary()}"))
+    assert "regrow: model call: openai:m call 1: 1 calls, 100 in / 30 out tokens, 4.00s, first token 1.00s, " \
+           "10.0 tokens/s" in out.getvalue()
+    quiet = io.StringIO()
+    Display(quiet, Target.of(price))(regrow.Event("model_call", "price", 1, message="x"))
+    assert quiet.getvalue() == ""

@@ -1,0 +1,46 @@
+"""Checks judged where they really run: pytest node ids inside the fork sandbox."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from regrow._checks._evaluate import evaluate
+from regrow._sandbox import ForkSandbox, Limits
+from regrow.extend import PytestTests, Target, Verdict
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the fork sandbox's guards are Linux's")
+
+MODULE = "def total(values):\n    return sum(values) + 1\n"
+TESTS = '''\
+from sums import total
+
+
+def test_total(tmp_path):
+    (tmp_path / "numbers.txt").write_text("1 2 3")
+    numbers = [int(n) for n in (tmp_path / "numbers.txt").read_text().split()]
+    assert total(numbers) == 6
+'''
+
+
+def test_pytest_checks_with_tmp_path_run_in_the_fork_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "sums.py").write_text(MODULE)
+    (tmp_path / "test_sums.py").write_text(TESTS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    target = Target.from_ref("sums.py::total")
+    tests = PytestTests(["test_sums.py"])
+    tests.collect()
+    sandbox = ForkSandbox(Limits(timeout=20))
+    try:
+        good = Verdict.from_outcome(sandbox.call(evaluate, target, "def total(values):\n    return sum(values)\n",
+                                                 [tests]))
+        bad = Verdict.from_outcome(sandbox.call(evaluate, target, MODULE, [tests]))
+    finally:
+        sandbox.close()
+        sys.modules.pop("sums", None)
+    assert good.ok, good.reason
+    assert not bad.ok and "assert 7 == 6" in bad.reason
+    assert target.func([1, 2, 3]) == 7  # the host's function is untouched by what the child ran

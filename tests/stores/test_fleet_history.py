@@ -1,0 +1,50 @@
+"""``regrow history`` on any host of a fleet: the store's sessions, jobs and installs, with the host of
+each (both backends: a SQLite ledger read-only, a PostgreSQL store by its URL)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from regrow import Store
+from regrow._cli._main import main
+from regrow._result import RepairResult
+from regrow._stores._base import HOST
+
+
+@pytest.fixture
+def store(store_url):
+    opened = Store(store_url)
+    opened.record(RepairResult(False, "total", None, reason="no fix"), key=None)
+    opened.submit({"target": "shop::total", "fingerprint": "fp", "args": ["L", []]})
+    opened.installed("hash:fp:checks", "total", True, "proven")
+    yield opened
+    opened.close()
+
+
+def _history(store_url: str, *words: str) -> str:
+    out = io.StringIO()
+    assert main(["history", "--store", store_url, *words], out) == 0
+    return out.getvalue()
+
+
+def test_history_shows_the_fleets_sessions_jobs_and_installs_with_their_host(store, store_url):
+    sessions = json.loads(_history(store_url, "--json"))
+    assert [(s["qualname"], s["ok"], s["host"]) for s in sessions] == [("total", False, HOST)]
+    table = _history(store_url)
+    assert "host" in table.splitlines()[0] and HOST in table and "no fix" in table
+    jobs = json.loads(_history(store_url, "--jobs", "--json"))
+    assert [(j["target"], j["state"], j["host"]) for j in jobs] == [("shop::total", "queued", HOST)]
+    assert "capture" not in jobs[0]  # a job's arguments stay in the store
+    assert "shop::total" in _history(store_url, "--jobs")
+    installs = json.loads(_history(store_url, "--installs", "--json"))
+    assert [(i["qualname"], i["ok"], i["host"]) for i in installs] == [("total", 1, HOST)]
+    assert "installed" in _history(store_url, "--installs")
+
+
+def test_an_unreachable_fleet_store_is_a_one_line_error(capsys):
+    assert main(["history", "--store", "postgresql://nobody@127.0.0.1:1/none"], io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "regrow: error: cannot reach the store at" in err and "Traceback" not in err
