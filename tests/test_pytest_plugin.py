@@ -227,7 +227,7 @@ def outcomes(project: Path) -> dict[str, str]:
 def naive_repair(project: Path, copy: Path) -> dict[str, str]:
     """What the failing marked tests alone let through: apply it to a copy, return the copy's outcomes."""
     shutil.copytree(project, copy)
-    command = [sys.executable, "-m", "regrow", "heal", "stats/rates.py::hit_rate", "-q", "--apply"]
+    command = [sys.executable, "-m", "regrow", "heal", "stats/rates.py::hit_rate", "--apply"]
     for node in sorted(FAILING_MARKED):
         command += ["--test", node]
     done = subprocess.run(command, cwd=copy, capture_output=True, text=True, timeout=300, env=ENV)

@@ -127,7 +127,7 @@ class Healer:
         config = self.config
         given = config.getoption("heal_timeout")
         timeout = float(given) if given is not None else _configured_timeout()
-        command = [sys.executable, "-m", "regrow", "heal", to_ref(target), "-q", "--rootdir", str(config.rootpath)]
+        command = [sys.executable, "-m", "regrow", "heal", to_ref(target), "--rootdir", str(config.rootpath)]
         if given is not None:  # else regrow heal's own: the configuration's, or its default
             command += ["--timeout", str(timeout)]
         for node in oracle.node_ids:

@@ -61,12 +61,12 @@ def test_heal_prints_verdicts_and_diff_without_touching_the_file(project):
 
 
 def test_apply_writes_back_with_a_backup(project):
-    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--apply", "-q")
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--apply")
     assert done.returncode == 0, done.stderr
     fixed = (project / "shapes.py").read_text()
     assert "        return high  # the bug" in fixed and '"""Keep value inside [low, high]."""' in fixed
     assert (project / ".regrow" / "backups" / "shapes.py").read_text() == BUGGY
-    after = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=project,
+    after = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests"], cwd=project,
                            capture_output=True, text=True, timeout=120)
     assert after.returncode == 0, after.stdout
 

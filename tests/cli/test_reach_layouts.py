@@ -42,7 +42,7 @@ def test_regrow_heal_fixes_the_module_the_tests_import(tmp_path: Path, layout: s
     project = copy_project(name, tmp_path)
     assert pytest_run(project, *options).returncode == 1  # the bug is there
 
-    done = regrow(project, "heal", target, "--test", "tests", "--apply", "-q", *(["--", *options] if options else []))
+    done = regrow(project, "heal", target, "--test", "tests", "--apply", *(["--", *options] if options else []))
     assert done.returncode == 0, done.stdout + done.stderr
     assert line in done.stdout, done.stdout
     after = pytest_run(project, *options)
@@ -51,7 +51,7 @@ def test_regrow_heal_fixes_the_module_the_tests_import(tmp_path: Path, layout: s
 
 def test_a_namespace_package_module_is_healed_under_the_name_the_tests_use(tmp_path: Path) -> None:
     project = copy_project("namespace_pkg", tmp_path)
-    done = regrow(project, "heal", "geometry/shapes.py::perimeter", "--test", "tests", "-q")
+    done = regrow(project, "heal", "geometry/shapes.py::perimeter", "--test", "tests")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "regrow: healing geometry.shapes.perimeter against 2 tests" in done.stdout
 
@@ -76,7 +76,7 @@ def test_pytest_heal_repairs_in_each_layout(tmp_path: Path, name: str, options: 
 def test_the_default_import_mode_cannot_collect_the_importlib_project(tmp_path: Path) -> None:
     # What makes the option matter: without it the repair's own collection would fail.
     project = copy_project("importlib_mode", tmp_path)
-    done = regrow(project, "heal", "billing/invoice.py::total", "--test", "tests", "-q")
+    done = regrow(project, "heal", "billing/invoice.py::total", "--test", "tests")
     assert done.returncode == 2
     assert "cannot collect" in done.stderr and "Traceback" not in done.stderr
 
@@ -104,7 +104,7 @@ def test_a_module_the_tests_import_only_while_running_is_healed_under_their_name
         "def test_square():\n"
         "    from geometry.shapes import perimeter  # imported by the test, not at collection\n\n"
         "    assert perimeter(3, 3) == 12\n")
-    done = regrow(project, "heal", "geometry/shapes.py::perimeter", "--test", "tests", "--apply", "-q")
+    done = regrow(project, "heal", "geometry/shapes.py::perimeter", "--test", "tests", "--apply")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "regrow: the tests import it as geometry.shapes; healing geometry.shapes.perimeter" in done.stdout
     assert "+    return 2 * (width + height)" in done.stdout

@@ -37,7 +37,7 @@ def test_only_subprocess_tests_fail_says_why_no_fix_can_be_proven(tmp_path: Path
 
 def test_a_fix_is_proven_in_process_and_the_subprocess_tests_in_a_copy(tmp_path: Path) -> None:
     project = copy_project("subprocess_cli", tmp_path)
-    done = regrow(project, "heal", TARGET, "--test", "tests", "--apply", "-q")
+    done = regrow(project, "heal", TARGET, "--test", "tests", "--apply")
     assert done.returncode == 0, done.stdout + done.stderr
     assert MODULE_LINE in done.stdout.splitlines()
     assert "proving fixes against the 2 of 4 tests that call wordcount.count_words" in done.stdout
@@ -63,7 +63,7 @@ def test_a_fix_the_subprocess_tests_reject_in_the_copy_is_not_claimed(tmp_path: 
     '''))
     before = (project / "wordcount" / "__init__.py").read_text()
     done = regrow(project, "heal", TARGET, "--test", "tests/test_api.py", "--test", "tests/test_banner.py",
-                  "--apply", "-q")
+                  "--apply")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "regrow: not fixed: with the fix written into a scratch copy" in done.stdout
     assert "tests/test_banner.py::test_banner" in done.stdout

@@ -66,7 +66,7 @@ def test_the_subtests_fixture_is_seen_too(tmp_path: Path) -> None:
                 with subtests.test(msg="point", celsius=celsius):
                     assert to_fahrenheit(celsius) == fahrenheit
     '''))
-    done = regrow(project, "heal", "temperature/convert.py::to_fahrenheit", "--test", "tests/test_fixture.py", "-q")
+    done = regrow(project, "heal", "temperature/convert.py::to_fahrenheit", "--test", "tests/test_fixture.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "tests/test_fixture.py::test_boiling_and_freezing [point] (celsius=100) failed" in done.stdout
     assert "+    return celsius * 9 / 5 + 32" in done.stdout
