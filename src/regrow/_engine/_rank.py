@@ -1,12 +1,12 @@
 """The overfitting guard: order the candidates that pass every check by how likely they are right.
 
 Weak tests let wrong patches pass. Among passing candidates prefer, in this order: one that never
-raises (or hangs) where the original returned normally; the smallest edit; core before template
-before copy before statement edits; one that leaves no binding dead that its rivals keep read; the
-most agreement with the original on inputs where the original returned — the passing tests' own inputs
-and small variations of them, where a bug that the tests pinned down rarely shows; then the one that
-changes the original's behaviour on the failing tests' inputs' neighbourhood (where the original is
-wrong, keeping its behaviour exactly is keeping the bug); then the search order.
+raises (or hangs) where the original returned normally on the passing tests' inputs; the smallest
+edit; core before template before copy before statement edits; one that leaves no binding dead that
+its rivals keep read; one that behaves as the original on the fewest inputs near the failing tests'
+calls (there the original is wrong: keeping its behaviour is keeping the bug); the most agreement
+with the original on the passing tests' own inputs and small variations of them, where a bug that
+the tests pinned down rarely shows; then the search order.
 
 Candidates that pass every check but behave differently on those inputs are not decided by this order:
 :func:`._abstain.undecided` turns them into an :class:`~regrow._ambiguity.Ambiguity` (docs/engine.md).
@@ -44,18 +44,18 @@ class Evidence:
     raised: int = 0  # inputs where it raised or hung and the original returned
     confidence: float = 0.0
     dead: int = 0  # bindings it leaves unread, beyond the fewest any candidate leaves
-    kept: bool = False  # as the original exactly near the failing inputs, where a rival is not
+    kept: int = 0  # inputs near the failing calls where it behaves as the original, beyond the fewest of any
     outcomes: tuple[str, ...] = ()  # its behaviour on every compared input (see Ranking.calls)
 
-    def key(self) -> tuple[bool, int, int, int, float, bool, int]:
+    def key(self) -> tuple[bool, int, int, int, int, float, int]:
         ratio = self.agree / self.compared if self.compared else 1.0
-        return (self.raised > 0, self.candidate.edit_size, self.tier, self.dead, -ratio, self.kept, self.order)
+        return (self.raised > 0, self.candidate.edit_size, self.tier, self.dead, self.kept, -ratio, self.order)
 
     def note(self, rank: int, total: int) -> str:
         agreement = f"agrees with the original on {self.agree}/{self.compared} inputs" if self.compared else \
             "no inputs to compare"
         raised = f", raises where it returned on {self.raised}" if self.raised else ""
-        raised += ", keeps the original's behaviour near the failing inputs" if self.kept else ""
+        raised += f", keeps the original's behaviour near the failing inputs on {self.kept} more" if self.kept else ""
         return (f"rank {rank}/{total}; edit size {self.candidate.edit_size}; {TIER_NAMES.get(self.tier, '?')}; "
                 f"{agreement}{raised}; confidence {self.confidence:.2f}")
 
@@ -143,13 +143,14 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -
         evidence.compared = len(kept)
         evidence.agree = sum(mine == theirs for mine, theirs in kept)
         evidence.raised = sum(not returned(mine) for mine, _ in kept)
-    near = [evidence.outcomes[around:] == tuple(original[around:]) for evidence in found]
+    near = [sum(mine == theirs for mine, theirs in zip(evidence.outcomes[around:], original[around:], strict=True))
+            for evidence in found]
     distinct = max(len({evidence.outcomes for evidence in found}), 1)
     unread = [len(unread_bindings(evidence.candidate.source)) for evidence in found]
     for evidence, count, same in zip(found, unread, near, strict=True):
         evidence.confidence = _confidence(evidence, distinct)
         evidence.dead = count - min(unread)
-        evidence.kept = bool(nearby) and same and not all(near)
+        evidence.kept = same - min(near)
     return Ranking(sorted(found, key=Evidence.key), calls, original, stable)
 
 
