@@ -280,3 +280,48 @@ def test_bad_manifests_are_refused(tmp_path: Path) -> None:
     suite = load(SUITE)
     assert suite.name == "tiny" and Path(suite.tasks[0].root) == SUITE.parent
     assert all(task.min_calls is None for task in suite.tasks)
+
+
+STEP = """
+import dataclasses
+
+
+@dataclasses.dataclass
+class Step:
+    size: int
+
+
+def advance(pos, step):
+    return pos + step.size + 1
+
+
+def reference(pos, step):
+    return pos + step.size
+"""
+
+
+def test_a_fix_wrong_only_at_magnitudes_the_tests_never_reach_is_judged_wrong(
+        make_module: Callable[[str], types.ModuleType]) -> None:
+    # The tests' steps are -1, 0 and 1; the fix differs from the reference only where |size| >= 2. The
+    # judge varies the object's number field (and pairs of arguments), and finds it.
+    module = make_module(STEP)
+    given = seal_all([Call((pos, module.Step(size)), {}) for pos, size in ((0, 1), (5, 0), (3, -1))])
+    fix = "def advance(pos, step):\n    return pos + (step.size if abs(step.size) < 2 else 1)\n"
+    with Worker(jobs(Target.of(module.advance), module.reference)) as worker:
+        verdict = judge(worker, fix, given, min_calls=DEFAULT_MIN_CALLS, budget=30.0)
+        right = judge(worker, "def advance(pos, step):\n    return step.size + pos\n", given,
+                      min_calls=DEFAULT_MIN_CALLS, budget=30.0)
+    assert verdict["status"] == "wrong", verdict
+    assert "Step(size=" in verdict["counterexample"]
+    assert right["status"] == "correct" and right["judged_calls"] >= DEFAULT_MIN_CALLS
+
+
+def test_dates_durations_and_pairs_are_varied() -> None:
+    import datetime
+
+    made = [call.shown() for call in widen([Call((datetime.date(2024, 1, 15), datetime.timedelta(days=1)), {})],
+                                           limit=1000)]
+    assert "datetime.date(2024, 2, 15), datetime.timedelta(days=1)" in made  # 31 days on
+    assert "datetime.date(2024, 1, 15), datetime.timedelta(days=2)" in made
+    assert any(shown.startswith("datetime.date(2024, 1, 16), datetime.timedelta(days=2)") for shown in made)  # a pair
+    assert "3, 5" in [call.shown() for call in widen([Call((5, 3), {})])]  # swapped
