@@ -8,8 +8,11 @@ and picking the best ranked would install a guess. :func:`undecided` says so, as
 that separate them, with what each does there.
 
 Not every disagreement counts. An input where the original itself behaves differently on two runs
-says nothing (a clock, a random draw). A candidate that raises or hangs where the original returned,
-when a rival does not, is dominated (the ranking's first rule) and no rival.
+says nothing (a clock, a random draw). A candidate the ranking's strong rules put below another is
+dominated and no rival: one that raises or hangs where the original returned on a passing check's
+input, and one that leaves a binding dead that another keeps read — each when some candidate does
+not. (Keeping the original's behaviour near the failing calls only ranks lower: where the original
+was right on its neighbours, the right fix keeps them.)
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
     ranked = ranking.ranked
     if len(ranked) < 2 or not ranking.calls:
         return None
-    rivals = [evidence for evidence in ranked if not evidence.raised] or list(ranked)
+    rivals = list(ranked)
+    rivals = [evidence for evidence in rivals if not evidence.raised] or rivals  # dominated: no rivals
+    rivals = [evidence for evidence in rivals if not evidence.dead] or rivals
     counted = [i for i in range(len(ranking.calls)) if stable is None or stable[i]]
     answers: dict[tuple[str, ...], Evidence] = {}
     for evidence in rivals:

@@ -3,8 +3,9 @@
 Weak tests let wrong patches pass. Among passing candidates prefer, in this order: one that never
 raises (or hangs) where the original returned normally on the passing tests' inputs; the smallest
 edit; core before template before copy before statement edits; one that leaves no binding dead that
-its rivals keep read; one that behaves as the original on the fewest inputs near the failing tests'
-calls (there the original is wrong: keeping its behaviour is keeping the bug); the most agreement
+its rivals keep read; one that changes the original's behaviour near the failing tests' calls before
+one that keeps it exactly on every such input (there the original is wrong: keeping its behaviour is
+keeping the bug); the most agreement
 with the original on the passing tests' own inputs and small variations of them, where a bug that
 the tests pinned down rarely shows; then the search order.
 
@@ -44,10 +45,10 @@ class Evidence:
     raised: int = 0  # inputs where it raised or hung and the original returned
     confidence: float = 0.0
     dead: int = 0  # bindings it leaves unread, beyond the fewest any candidate leaves
-    kept: int = 0  # inputs near the failing calls where it behaves as the original, beyond the fewest of any
+    kept: bool = False  # as the original on every input near the failing calls, where a rival is not
     outcomes: tuple[str, ...] = ()  # its behaviour on every compared input (see Ranking.calls)
 
-    def key(self) -> tuple[bool, int, int, int, int, float, int]:
+    def key(self) -> tuple[bool, int, int, int, bool, float, int]:
         ratio = self.agree / self.compared if self.compared else 1.0
         return (self.raised > 0, self.candidate.edit_size, self.tier, self.dead, self.kept, -ratio, self.order)
 
@@ -55,7 +56,7 @@ class Evidence:
         agreement = f"agrees with the original on {self.agree}/{self.compared} inputs" if self.compared else \
             "no inputs to compare"
         raised = f", raises where it returned on {self.raised}" if self.raised else ""
-        raised += f", keeps the original's behaviour near the failing inputs on {self.kept} more" if self.kept else ""
+        raised += ", keeps the original's behaviour near the failing inputs" if self.kept else ""
         return (f"rank {rank}/{total}; edit size {self.candidate.edit_size}; {TIER_NAMES.get(self.tier, '?')}; "
                 f"{agreement}{raised}; confidence {self.confidence:.2f}")
 
@@ -143,14 +144,13 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -
         evidence.compared = len(kept)
         evidence.agree = sum(mine == theirs for mine, theirs in kept)
         evidence.raised = sum(not returned(mine) for mine, _ in kept)
-    near = [sum(mine == theirs for mine, theirs in zip(evidence.outcomes[around:], original[around:], strict=True))
-            for evidence in found]
+    near = [evidence.outcomes[around:] == tuple(original[around:]) for evidence in found]
     distinct = max(len({evidence.outcomes for evidence in found}), 1)
     unread = [len(unread_bindings(evidence.candidate.source)) for evidence in found]
     for evidence, count, same in zip(found, unread, near, strict=True):
         evidence.confidence = _confidence(evidence, distinct)
         evidence.dead = count - min(unread)
-        evidence.kept = same - min(near)
+        evidence.kept = bool(nearby) and same and not all(near)
     return Ranking(sorted(found, key=Evidence.key), calls, original, stable)
 
 
