@@ -193,6 +193,7 @@ def test_async_repair(make_module):
 
         def test_last(fn):
             assert asyncio.run(fn([4, 5])) == 5
+            assert asyncio.run(fn([7, 8, 9])) == 9  # else values[1] passes too: ambiguous
 
         @regrow.heal(tests=[test_last])
         async def last(values):
