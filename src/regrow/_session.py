@@ -127,7 +127,7 @@ class Session:
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, (self._relay,),
                               self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs,
-                              views=self.views, environ=self.environ)
+                              views=self.views, environ=self.environ, oracle=self.oracle)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:

@@ -108,7 +108,7 @@ class Engine:
             ranking = rank(found, plan.spectrum, worker)
             plan.stats.forks = judges.forks
         ranked = ranking.ranked
-        if self.abstain and (ambiguity := undecided(ranking, plan.source)) is not None:
+        if self.abstain and request.oracle and (ambiguity := undecided(ranking, plan.source)) is not None:
             self.ambiguity = ambiguity
             plan.stats.stopped = f"{ambiguity.summary()}: none offered"
             return
