@@ -103,3 +103,27 @@ def test_an_ambiguity_is_plain_data() -> None:
         Ambiguity.from_plain({"original": "", "candidates": [1, 2], "separations": []})
     with pytest.raises(ValueError):
         Separation.from_plain({"call": "0", "outputs": "returned 1"})
+
+
+def test_only_real_disagreements_count() -> None:
+    from regrow._candidate import Candidate
+    from regrow._engine._abstain import undecided
+    from regrow._engine._inputs import Call
+    from regrow._engine._rank import Evidence, Ranking
+
+    calls = [sealed for sealed in (Call((n,), {}).seal() for n in (1, 2, 3)) if sealed is not None]
+
+    def ranking(*outcomes: tuple[str, ...], raised: tuple[int, ...] = (0, 0)) -> Ranking:
+        found = [Evidence(Candidate(f"def f(n):\n    return {i}\n", "engine"), 1, i, raised=r, outcomes=o)
+                 for i, (o, r) in enumerate(zip(outcomes, raised, strict=True))]
+        return Ranking(found, calls, ["returned 0", "returned 0", "returned 0"], [True, True, False])
+
+    # -0.0 and 0.0 are one answer; an input where the original changed its mind (the third) says nothing.
+    assert undecided(ranking(("returned (0.0,)", "returned 1", "returned 5"),
+                             ("returned (-0.0,)", "returned 1", "returned 6")), "def f(n): ...") is None
+    # A candidate that raises where the original returned is no rival of one that does not.
+    assert undecided(ranking(("returned 1", "returned 2", "returned 3"), ("raised KeyError", "returned 2", "x"),
+                             raised=(0, 1)), "def f(n): ...") is None
+    found = undecided(ranking(("returned 1", "returned 2", "x"), ("returned 1", "returned 3", "x")), "def f(n): ...")
+    assert found is not None and found.inputs == ["2"] and found.outputs == [["returned 2"], ["returned 3"]]
+    assert found.separations[0].original == "returned 0"

@@ -8,17 +8,27 @@ and picking the best ranked would install a guess. :func:`undecided` says so, as
 that separate them, with what each does there.
 
 Not every disagreement counts. An input where the original itself behaves differently on two runs
-says nothing (a clock, a random draw). A candidate the ranking's strong rules put below another is
-dominated and no rival: one that raises or hangs where the original returned on a passing check's
-input, and one that leaves a binding dead that another keeps read — each when some candidate does
-not. (Keeping the original's behaviour near the failing calls only ranks lower: where the original
-was right on its neighbours, the right fix keeps them.)
+says nothing (a clock, a random draw); ``-0.0`` and ``0.0`` are one answer. A candidate the
+ranking's strong rules put below another is dominated and no rival: one that raises or hangs where
+the original returned on a passing check's input, and one that leaves a binding dead that another
+keeps read, each when some candidate does not. (Keeping the original's behaviour near the failing
+calls only ranks lower: where the original was right on its neighbours, the right fix keeps them.)
 """
 
 from __future__ import annotations
 
+import re
+
 from .._ambiguity import MAX_CANDIDATES, MAX_INPUTS, Ambiguity, Separation
 from ._rank import Evidence, Ranking
+
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0\.0(?![\d.eE])")
+
+
+def _alike(output: str) -> str:
+    """An output as compared for abstention: ``-0.0`` is ``0.0`` (equal numbers, a sign no test can see
+    with ``==``: ``x / -y`` and ``-x / y`` are one answer)."""
+    return _NEGATIVE_ZERO.sub("0.0", output)
 
 
 def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
@@ -38,13 +48,13 @@ def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
     answers: dict[tuple[str, ...], Evidence] = {}
     for evidence in rivals:
         if len(evidence.outcomes) == len(ranking.calls):
-            answers.setdefault(tuple(evidence.outcomes[i] for i in counted), evidence)
+            answers.setdefault(tuple(_alike(evidence.outcomes[i]) for i in counted), evidence)
     if len(answers) < 2:
         return None
     chosen = list(answers.values())[:MAX_CANDIDATES]
-    apart = [i for i in counted if len({evidence.outcomes[i] for evidence in chosen}) > 1]
+    apart = [i for i in counted if len({_alike(evidence.outcomes[i]) for evidence in chosen}) > 1]
     # The inputs where the two best ranked differ first: those are what a reader (or a model) decides on.
-    apart.sort(key=lambda i: chosen[0].outcomes[i] == chosen[1].outcomes[i])
+    apart.sort(key=lambda i: _alike(chosen[0].outcomes[i]) == _alike(chosen[1].outcomes[i]))
     separations = tuple(
         Separation(ranking.calls[i].shown, tuple(evidence.outcomes[i] for evidence in chosen),
                    ranking.original[i] if i < len(ranking.original) else "")
