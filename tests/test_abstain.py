@@ -118,9 +118,12 @@ def test_only_real_disagreements_count() -> None:
                  for i, (o, r) in enumerate(zip(outcomes, raised, strict=True))]
         return Ranking(found, calls, ["returned 0", "returned 0", "returned 0"], [True, True, False])
 
-    # -0.0 and 0.0 are one answer; an input where the original changed its mind (the third) says nothing.
-    assert undecided(ranking(("returned (0.0,)", "returned 1", "returned 5"),
-                             ("returned (-0.0,)", "returned 1", "returned 6")), "def f(n): ...") is None
+    # -0.0, 0.0 and 0 are one answer, so are 2.0 and 2; an input where the original changed its mind (the
+    # third) says nothing.
+    assert undecided(ranking(("returned (0.0,)", "returned (2, [1.5])", "returned 5"),
+                             ("returned (-0.0,)", "returned (2.0, [1.5])", "returned 6")), "def f(n): ...") is None
+    assert undecided(ranking(("returned (0,)", "returned 1", "x"), ("returned (0.0,)", "returned 1", "y")), "") is None
+    assert undecided(ranking(("returned (2.5,)", "returned 1", "x"), ("returned (2.0,)", "returned 1", "y")), "")
     # A candidate that raises where the original returned is no rival of one that does not.
     assert undecided(ranking(("returned 1", "returned 2", "returned 3"), ("raised KeyError", "returned 2", "x"),
                              raised=(0, 1)), "def f(n): ...") is None

@@ -8,27 +8,17 @@ and picking the best ranked would install a guess. :func:`undecided` says so, as
 that separate them, with what each does there.
 
 Not every disagreement counts. An input where the original itself behaves differently on two runs
-says nothing (a clock, a random draw); ``-0.0`` and ``0.0`` are one answer. A candidate the
+says nothing (a clock, a random draw); ``-0.0``, ``0.0`` and ``0`` are one answer. A candidate the
 ranking's strong rules put below another is dominated and no rival: one that raises or hangs where
 the original returned on a passing check's input, and one that leaves a binding dead that another
-keeps read, each when some candidate does not. (Keeping the original's behaviour near the failing
-calls only ranks lower: where the original was right on its neighbours, the right fix keeps them.)
+keeps read, and one that keeps the original's behaviour exactly on every input near the failing
+calls (where the original is wrong: it keeps the bug), each when some candidate does not.
 """
 
 from __future__ import annotations
 
-import re
-
 from .._ambiguity import MAX_CANDIDATES, MAX_INPUTS, Ambiguity, Separation
-from ._rank import Evidence, Ranking
-
-_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0\.0(?![\d.eE])")
-
-
-def _alike(output: str) -> str:
-    """An output as compared for abstention: ``-0.0`` is ``0.0`` (equal numbers, a sign no test can see
-    with ``==``: ``x / -y`` and ``-x / y`` are one answer)."""
-    return _NEGATIVE_ZERO.sub("0.0", output)
+from ._rank import Evidence, Ranking, alike
 
 
 def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
@@ -44,17 +34,18 @@ def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
     rivals = list(ranked)
     rivals = [evidence for evidence in rivals if not evidence.raised] or rivals  # dominated: no rivals
     rivals = [evidence for evidence in rivals if not evidence.dead] or rivals
+    rivals = [evidence for evidence in rivals if not evidence.kept] or rivals
     counted = [i for i in range(len(ranking.calls)) if stable is None or stable[i]]
     answers: dict[tuple[str, ...], Evidence] = {}
     for evidence in rivals:
         if len(evidence.outcomes) == len(ranking.calls):
-            answers.setdefault(tuple(_alike(evidence.outcomes[i]) for i in counted), evidence)
+            answers.setdefault(tuple(alike(evidence.outcomes[i]) for i in counted), evidence)
     if len(answers) < 2:
         return None
     chosen = list(answers.values())[:MAX_CANDIDATES]
-    apart = [i for i in counted if len({_alike(evidence.outcomes[i]) for evidence in chosen}) > 1]
+    apart = [i for i in counted if len({alike(evidence.outcomes[i]) for evidence in chosen}) > 1]
     # The inputs where the two best ranked differ first: those are what a reader (or a model) decides on.
-    apart.sort(key=lambda i: _alike(chosen[0].outcomes[i]) == _alike(chosen[1].outcomes[i]))
+    apart.sort(key=lambda i: alike(chosen[0].outcomes[i]) == alike(chosen[1].outcomes[i]))
     separations = tuple(
         Separation(ranking.calls[i].shown, tuple(evidence.outcomes[i] for evidence in chosen),
                    ranking.original[i] if i < len(ranking.original) else "")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +32,17 @@ from ._worker import Worker
 _MAX_INPUTS = 80
 _VARIATIONS = 120  # at most this many variations of the given calls
 _CALL_LIMIT = 0.25  # seconds one call may take on a compared input
+
+
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0\.0(?![\d.eE])")
+_WHOLE_FLOAT = re.compile(r"(?<![\w.])(-?\d+)\.0(?![\d.eE])")
+
+
+def alike(output: str) -> str:
+    """A behaviour as candidates are compared by: a whole float is the int it equals, ``-0.0`` is ``0``
+    (equal numbers that no test comparing with ``==`` tells apart: ``x / -y`` and ``-x / y``, or
+    ``return 0`` and ``return 0.0``, are one answer)."""
+    return _WHOLE_FLOAT.sub(r"\1", _NEGATIVE_ZERO.sub("0.0", output))
 
 
 @dataclasses.dataclass
@@ -144,7 +156,8 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -
         evidence.compared = len(kept)
         evidence.agree = sum(mine == theirs for mine, theirs in kept)
         evidence.raised = sum(not returned(mine) for mine, _ in kept)
-    near = [evidence.outcomes[around:] == tuple(original[around:]) for evidence in found]
+    near = [[alike(mine) for mine in evidence.outcomes[around:]] == [alike(theirs) for theirs in original[around:]]
+            for evidence in found]
     distinct = max(len({evidence.outcomes for evidence in found}), 1)
     unread = [len(unread_bindings(evidence.candidate.source)) for evidence in found]
     for evidence, count, same in zip(found, unread, near, strict=True):
