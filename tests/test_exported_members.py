@@ -24,6 +24,7 @@ def test_every_exported_name_exists_and_is_documented() -> None:
 
 def test_the_users_api() -> None:
     assert set(regrow.__all__) == {
+        "Ambiguity", "Separation",
         "Candidate", "CheckError", "Event", "EventHandler", "EventType", "EvidencePolicy", "Healing",
         "HealingRequested", "ProposerError", "Redaction", "RegrowError", "RepairResult", "Sections", "Store",
         "TargetError", "TestsFailedError", "Verdict", "VerificationError", "__version__", "capture",

@@ -21,7 +21,7 @@ LAYERS = [
     {"regrow._errors", "regrow._frames", "regrow._plain", "regrow._plain_encode", "regrow._redact", "regrow._secrets",
      "regrow._settings", "regrow._version"},
     "regrow._sandbox",  # where a candidate runs: one process mechanism (and the engine's warm worker)
-    {"regrow._candidate", "regrow._events", "regrow._verdict"},  # the nouns of a repair
+    {"regrow._ambiguity", "regrow._candidate", "regrow._events", "regrow._verdict"},  # the nouns of a repair
     "regrow._target",  # 1 the function being healed
     "regrow._evidence",  # 2 a failure and its evidence
     {"regrow._result"},  # what a repair returns (names a failure, a target's install mode, attempts)

@@ -7,6 +7,7 @@ PYTEST_DONT_REWRITE: regrow is a pytest plugin too, and is often imported before
 (the CLI, the bench); there is nothing in it for pytest's assertion rewriting to do.
 """
 
+from ._ambiguity import Ambiguity, Separation
 from ._candidate import Candidate
 from ._errors import CheckError, ProposerError, RegrowError, TargetError, TestsFailedError, VerificationError
 from ._events import Event, EventHandler, EventType
@@ -28,6 +29,7 @@ from ._version import __version__
 # The user's API, pinned by tests/test_exported_members.py. What a custom proposer, check, sandbox or
 # front-end is built from is in regrow.extend.
 __all__ = [
+    "Ambiguity",
     "Candidate",
     "CheckError",
     "Event",
@@ -41,6 +43,7 @@ __all__ = [
     "RegrowError",
     "RepairResult",
     "Sections",
+    "Separation",
     "Store",
     "TargetError",
     "TestsFailedError",

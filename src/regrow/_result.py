@@ -10,6 +10,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._ambiguity import Ambiguity
     from ._candidate import Candidate
     from ._evidence._failure import Failure
     from ._target._target import InstallMode
@@ -44,6 +45,9 @@ class RepairResult:
     value: Any = None  # what the repaired call returned (``repair()`` only)
     screened: int = 0  # candidates a proposer judged itself (the engine) before offering any
     trusted: bool = False  # the fix came from a proposer that trusts it (the engine, the cache of its fixes)
+    # Candidates passed every check but disagree on inputs derived from the tests: nothing was installed
+    # (``ok`` is False), and this says which candidates and on which inputs (docs/engine.md).
+    ambiguous: Ambiguity | None = None
 
     @property
     def candidates(self) -> int:

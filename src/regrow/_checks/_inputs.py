@@ -29,6 +29,7 @@ from typing import Any, AnyStr
 
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
+from ._widen import more_variants, streams
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
 _MAX_SHOWN = 2000
@@ -288,6 +289,8 @@ def _wide_variants(value: Any) -> Iterator[Any]:
             key, first = items[0]
             for element in itertools.islice(_wide_variants(first), _ELEMENT_VARIANTS):
                 yield {**value, key: element}
+    else:  # dates, durations, exact numbers, objects with number fields (see _widen)
+        yield from more_variants(value)
 
 
 def _text_variants(value: AnyStr, space: AnyStr) -> Iterator[AnyStr]:
@@ -323,28 +326,35 @@ def optional_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], frozens
 def widen(calls: Sequence[Call], limit: int = 400,
           optional: tuple[frozenset[int], frozenset[str]] = (frozenset(), frozenset())) -> list[Call]:
     """New calls, each one argument of a given call changed by :func:`_wide_variants` (or set to
-    ``None`` where its parameter is optional); round-robin over every argument of every call, so
-    each contributes before ``limit`` cuts; none equal to a given call or to each other."""
+    ``None`` where its parameter is optional), or two arguments swapped, given each other's value or
+    changed at once (:mod:`._widen`); round-robin over every argument of every call, so each
+    contributes before ``limit`` cuts; none equal to a given call or to each other."""
     seen = {call.key() for call in calls}
-    streams = [stream for call in calls for stream in (
+    pending = [stream for call in calls for stream in (
         *(_argument_calls(call, at, value, optional) for at, value in enumerate(call.args)),
-        *(_argument_calls(call, name, value, optional) for name, value in call.kwargs.items()))]
+        *(_argument_calls(call, name, value, optional) for name, value in call.kwargs.items()),
+        *(_positional_calls(call, both) for both in streams(call.args, _wide_variants)))]
     made: list[Call] = []
-    while streams and len(made) < limit:
-        for stream in list(streams):
+    while pending and len(made) < limit:
+        for stream in list(pending):
             try:
                 call = next(stream)
                 key = call.key()
             except StopIteration:
-                streams.remove(stream)
+                pending.remove(stream)
                 continue
             except Exception:  # a value whose copy, slice or repr fails: nothing more from this argument
-                streams.remove(stream)
+                pending.remove(stream)
                 continue
             if key not in seen and len(made) < limit:
                 seen.add(key)
                 made.append(call)
     return made
+
+
+def _positional_calls(call: Call, stream: Iterator[tuple[Any, ...]]) -> Iterator[Call]:
+    for args in stream:
+        yield Call(args, call.kwargs)
 
 
 def _argument_calls(call: Call, where: int | str, value: Any,

@@ -258,6 +258,9 @@ class _Tracer:
         self.calls: list[Call] = []
         self.count = count
         self.hits: collections.Counter[int] = collections.Counter()
+        # Frames of the function already on the stack when tracing began: the failing call an instrumented
+        # @heal is still handling (a worker forked then inherits it). A call under one is not a recursion.
+        self.outer: frozenset[int] = frozenset()
 
     def entered(self, frame: types.FrameType) -> None:
         """Record the arguments of an outermost call (recursive calls add nothing new)."""
@@ -265,7 +268,7 @@ class _Tracer:
             return
         caller = frame.f_back
         while caller is not None:
-            if caller.f_code is self.main:
+            if caller.f_code is self.main and id(caller) not in self.outer:
                 return
             caller = caller.f_back
         with contextlib.suppress(Exception):  # an argument that cannot be copied: keep the coverage anyway
@@ -273,6 +276,13 @@ class _Tracer:
 
     @contextlib.contextmanager
     def tracing(self) -> Iterator[None]:
+        frame: types.FrameType | None = sys._getframe()
+        outer = set()
+        while frame is not None:
+            if frame.f_code is self.main:
+                outer.add(id(frame))
+            frame = frame.f_back
+        self.outer = frozenset(outer)
         if sys.version_info >= (3, 12):
             with _monitoring(self):
                 yield

@@ -18,6 +18,9 @@ def rows(target: Target, result: RepairResult, outcome: str, judged: int,
          tests: Sequence[str]) -> list[tuple[str, str]]:
     """The summary's rows, in order."""
     screened = f", {result.screened} screened by the engine" if result.screened else ""
+    ambiguity = result.ambiguous
+    if ambiguity is not None:
+        outcome = "ambiguous: candidates pass every test but disagree; nothing installed"
     found = [("target", f"{target.module}.{target.qualname} ({target.filename}:{target.lineno})"),
              ("outcome", outcome),
              ("candidates", f"{max(judged, result.candidates + result.screened)} judged{screened}"),
@@ -28,6 +31,13 @@ def rows(target: Target, result: RepairResult, outcome: str, judged: int,
         named = ", ".join(tests[:_MAX_TESTS]) + (f" and {len(tests) - _MAX_TESTS} more" if len(tests) > _MAX_TESTS
                                                  else "")
         found += [("found by", by), ("proved by", named or "the checks")]
+    if ambiguity is not None:  # each candidate and what it does on the input that separates them
+        first = ambiguity.separations[0]
+        found.append(("separated by", f"f({first.call[:200]})" + (f", where the original {first.original[:80]}"
+                                                                   if first.original else "")))
+        for number, output in enumerate(first.outputs, start=1):
+            name = ambiguity.labels[number - 1] if ambiguity.labels else ""
+            found.append((f"candidate {number}", f"{name}: {output[:120]}" if name else output[:120]))
     found.append(("stopped", _stopped(result)))
     return found
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .._ambiguity import Ambiguity
 from .._checks._evaluate import in_evaluation
 from .._checks._oracles import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from .._delivery._keep import Keeper, WriteBackMode
@@ -79,6 +80,12 @@ class Healing:
     @property
     def last_result(self) -> RepairResult | None:
         return self.results[-1] if self.results else None
+
+    @property
+    def ambiguous(self) -> Ambiguity | None:
+        """The last session's :class:`~regrow.Ambiguity`, if its candidates disagreed and none was installed."""
+        last = self.last_result
+        return last.ambiguous if last is not None else None
 
     @property
     def running(self) -> bool:

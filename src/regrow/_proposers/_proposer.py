@@ -39,6 +39,9 @@ class Request:
     views: tuple[str, ...] = ()
     # Environment variables kept in every sandboxed child although named like secrets (Limits.environ_keep).
     environ: tuple[str, ...] = ()
+    # The checks say what is right (see regrow._proof._policy); without, the no-oracle policy decides what is
+    # installed, and the engine does not abstain (docs/engine.md).
+    oracle: bool = True
 
     @property
     def listened(self) -> bool:

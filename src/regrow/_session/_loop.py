@@ -12,6 +12,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from .._ambiguity import Ambiguity
 from .._candidate import Candidate
 from .._checks._evaluate import clear_caches
 from .._checks._oracles import Check
@@ -66,6 +67,7 @@ class Session:
         self.budget = budget or Budget()
         self.handlers = tuple(on_event)
         self.history: list[Attempt] = []
+        self.ambiguity: Ambiguity | None = None  # a proposer's candidates passed but disagree (regrow._ambiguity)
         self.screened = 0
         self.screened_attempts: list[Attempt] = []  # what proposers judged themselves, for later ones
         self.refused: list[str] = []  # what the sandbox refused, one reason per candidate it refused
@@ -127,7 +129,7 @@ class Session:
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, (self._relay,),
                               self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs,
-                              views=self.views, environ=self.environ)
+                              views=self.views, environ=self.environ, oracle=self.oracle)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -156,6 +158,9 @@ class Session:
                 stopped = stop_reason(proposer)
                 if isinstance(stopped, str) and stopped:
                     notes.append(f"{proposer.name}: {stopped}")
+                ambiguity = getattr(proposer, "ambiguity", None)
+                if isinstance(ambiguity, Ambiguity) and self.ambiguity is None:
+                    self.ambiguity = ambiguity
         if notes and reason == "every proposer ran out of candidates":  # which budget stopped it, if one did
             reason += f" ({'; '.join(notes)})"
         judged = len(self.history) + self.screened
@@ -201,7 +206,10 @@ class Session:
                      self.reads.computed[0])
 
     def _failed(self, reason: str) -> RepairResult:
-        return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason)
+        if self.ambiguity is not None:
+            reason = f"{self.ambiguity.summary()}; nothing installed"
+        return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason,
+                            ambiguous=self.ambiguity)
 
     def judge(self, candidate: Candidate, trusted: bool = False) -> Verdict:
         """Prove ``candidate`` (see :func:`regrow._proof._prove.prove`): rails, sandbox, the host's confirmation."""

@@ -3,10 +3,12 @@
 The inputs are the calls recorded while the tests ran on the buggy version, and inputs made from
 them in the worker (:func:`regrow._checks._inputs.widen`: landmark and negated numbers, empty,
 singleton, longer, reversed and sorted containers, empty, doubled and re-cased strings, ``None``
-where a parameter is optional). On each, the reference runs twice and the fix (installed in the
-live function, so its recursive calls are the fix's too) runs beside it. A call counts when the
-reference returned, or raised, the same way both times: raising is compared by exception type; a
-call where the reference timed out, or changed its mind, is left out.
+where a parameter is optional; dates, durations, exact numbers and objects' number fields at other
+magnitudes; two arguments swapped, given each other's value, or changed at once: :mod:`._widen`).
+Where that makes few, the inputs made are widened once more. On each, the reference runs twice and
+the fix (installed in the live function, so its recursive calls are the fix's too) runs beside it.
+A call counts when the reference returned, or raised, the same way both times: raising is compared
+by exception type; a call where the reference timed out, or changed its mind, is left out.
 
 Before those, where the worker has the ``"live"`` job (:mod:`._live`), the fix is compared with the
 reference on the calls the tests make while they run, receivers and their state after the call
@@ -41,6 +43,7 @@ from ._live import read_live
 
 DEFAULT_MIN_CALLS = 10  # calls a judgement needs, unless the manifest or the command line says otherwise
 _GENERATED = 400  # inputs made from the tests' calls, at most
+_ENOUGH = 3  # fewer inputs than this many times the calls a judgement needs: the inputs made are widened too
 _CHUNK = 50  # calls per worker job
 _CHUNK_SECONDS = 5.0  # time budget of one job; what it has not reached goes in the next
 _ROW_SECONDS = 3.0  # the longest one call's row may take (two reference runs, the fix, a retry)
@@ -115,6 +118,11 @@ def judge(worker: Worker, fix: str, given: Sequence[SealedCall], min_calls: int,
     status, made = worker.call("widen", [call.to_plain() for call in given], _GENERATED,
                                timeout=max(0.5, min(10.0, (deadline - time.monotonic()) / 3)), read=sealed_list)
     generated: list[SealedCall] = made if status == "ok" else []
+    if generated and len(given) + len(generated) < _ENOUGH * min_calls:  # few: the inputs made, widened again
+        status, again = worker.call("widen", [call.to_plain() for call in generated[:_CHUNK]], _GENERATED,
+                                    timeout=max(0.5, min(10.0, (deadline - time.monotonic()) / 3)), read=sealed_list)
+        known = {call.key for call in [*given, *generated]}
+        generated += [call for call in again if call.key not in known][:_GENERATED] if status == "ok" else []
     calls = [*given, *generated]
     tally = _Tally()
     rows, not_run = _run(worker, fix, calls, deadline)

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-STATUSES = ("correct", "wrong", "unjudged", "fixed", "not-fixed", "nothing-to-fix", "reference-fails", "flaky",
-            "bad-target", "bad-tests", "timeout", "error")
+STATUSES = ("correct", "wrong", "unjudged", "fixed", "abstained", "not-fixed", "nothing-to-fix", "reference-fails",
+            "flaky", "bad-target", "bad-tests", "timeout", "error")
 # A repair that produced a fix ends in one of these: judged against the reference, or "fixed" without one.
 FIXED = ("correct", "wrong", "unjudged", "fixed")
 _KINDS = ("fixed", "wrong", "unjudged", "not-fixed", "other")
@@ -53,7 +53,9 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
     """The headline numbers: fix rate on fixable tasks, correctness of fixes, wrong claims, speed."""
     # Unmarked tasks count as fixable only where a repair was tried: bad input is not a miss.
     fixable = [r for r in results if r.get("fixable") is True
-               or (r.get("fixable") is None and r["status"] in (*FIXED, "not-fixed", "timeout", "error"))]
+               or (r.get("fixable") is None and r["status"] in (*FIXED, "abstained", "not-fixed", "timeout", "error"))]
+    abstained = [r for r in results if r["status"] == "abstained"]
+    best = Counter(r.get("abstained_best", {}).get("status") for r in abstained)
     fixed = [r for r in fixable if r["status"] in FIXED]
     verdicts = Counter(judgement(r) for r in fixed)
     checked = sum(verdicts[v] for v in ("correct", "wrong", "unjudged"))
@@ -77,6 +79,11 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         "checked": checked,  # fixes with a reference: judged or not
         # Of the fixes with a reference, those proven correct: an unjudged fix is not.
         "correct_percent": _percent(verdicts["correct"], checked),
+        # Repairs the engine declined (candidates disagreed), and how their best ranked candidate judged:
+        # a correct one is what abstaining cost, a wrong one a wrong fix it kept out.
+        "abstained": len(abstained),
+        "abstained_correct": best["correct"],
+        "abstained_wrong": best["wrong"],
         "unfixable_claims": len(unfixable_claims),
         "wrong_claims": len(wrong_claims),
         "median_seconds": round(statistics.median(times), 3) if times else None,
@@ -117,6 +124,9 @@ def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         f"{s['at_time_budget']} tasks at the time budget); "
         f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}",
     ]
+    if s["abstained"]:
+        lines.append(f"abstained {s['abstained']} (candidates disagreed; the best ranked would have been correct "
+                     f"{s['abstained_correct']}, wrong {s['abstained_wrong']})")
     wrong = [r for r in results if judgement(r) == "wrong" and r.get("counterexample")]
     lines += [f"  wrong: {r['name']}: {r['counterexample']}" for r in wrong]
     return "\n".join(lines)

@@ -95,11 +95,16 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
         result = _repair(target, tests, baseline, proposers, deadline, max_candidates, workers)
         if order is not None:
             result["order"] = order.describe()
-        if result["status"] == "fixed" and reference is not None:
+        if result["status"] in ("fixed", "abstained") and reference is not None:
             low, high = _JUDGE_SECONDS
             budget = min(max(end - time.monotonic(), low), high)
             min_calls = DEFAULT_MIN_CALLS if task.min_calls is None else task.min_calls
-            result.update(judge(worker, result.pop("source"), baseline.calls(), min_calls, budget))
+            verdict = judge(worker, result.pop("source"), baseline.calls(), min_calls, budget)
+            if result["status"] == "fixed":
+                result.update(verdict)
+            else:  # what abstaining cost (a correct fix not installed) or saved (a wrong one)
+                result["abstained_best"] = {key: verdict[key] for key in ("status", "counterexample", "reason")
+                                            if key in verdict}
     result.pop("source", None)
     return result
 
@@ -142,6 +147,9 @@ def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: l
     result: dict[str, Any] = {"engine": stats, "candidates": stats.get("evaluated", 0) or outcome.candidates,
                               "session_candidates": outcome.candidates,
                               "candidates_per_second": stats.get("per_second") if stats.get("evaluated") else None}
+    if not outcome.ok and outcome.ambiguous is not None:  # judged as if the best ranked had been installed
+        return {**result, "status": "abstained", "reason": outcome.reason,
+                "ambiguous": outcome.ambiguous.to_plain(), "source": outcome.ambiguous.candidates[0]}
     if not outcome.ok or outcome.fix is None:
         return {**result, "status": "not-fixed", "reason": outcome.reason}
     fix = outcome.fix

@@ -1,16 +1,23 @@
 """The overfitting guard: order the candidates that pass every check by how likely they are right.
 
 Weak tests let wrong patches pass. Among passing candidates prefer, in this order: one that never
-raises (or hangs) where the original returned normally; the smallest edit; core before template
-before copy before statement edits; one that leaves no binding dead that its rivals keep read; the
-most agreement with the original on inputs where the original returned — the tests' own inputs and
-small variations of them, where a bug that the tests pinned down rarely shows; then the search order.
+raises (or hangs) where the original returned normally on the passing tests' inputs; the smallest
+edit; core before template before copy before statement edits; one that leaves no binding dead that
+its rivals keep read; one that changes the original's behaviour near the failing tests' calls before
+one that keeps it exactly on every such input (there the original is wrong: keeping its behaviour is
+keeping the bug); the most agreement
+with the original on the passing tests' own inputs and small variations of them, where a bug that
+the tests pinned down rarely shows; then the search order.
+
+Candidates that pass every check but behave differently on those inputs are not decided by this order:
+:func:`._abstain.undecided` turns them into an :class:`~regrow._ambiguity.Ambiguity` (docs/engine.md).
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +34,17 @@ _VARIATIONS = 120  # at most this many variations of the given calls
 _CALL_LIMIT = 0.25  # seconds one call may take on a compared input
 
 
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0\.0(?![\d.eE])")
+_WHOLE_FLOAT = re.compile(r"(?<![\w.])(-?\d+)\.0(?![\d.eE])")
+
+
+def alike(output: str) -> str:
+    """A behaviour as candidates are compared by: a whole float is the int it equals, ``-0.0`` is ``0``
+    (equal numbers that no test comparing with ``==`` tells apart: ``x / -y`` and ``-x / y``, or
+    ``return 0`` and ``return 0.0``, are one answer)."""
+    return _WHOLE_FLOAT.sub(r"\1", _NEGATIVE_ZERO.sub("0.0", output))
+
+
 @dataclasses.dataclass
 class Evidence:
     """Why a plausible candidate ranks where it does."""
@@ -39,26 +57,52 @@ class Evidence:
     raised: int = 0  # inputs where it raised or hung and the original returned
     confidence: float = 0.0
     dead: int = 0  # bindings it leaves unread, beyond the fewest any candidate leaves
+    kept: bool = False  # as the original on every input near the failing calls, where a rival is not
+    outcomes: tuple[str, ...] = ()  # its behaviour on every compared input (see Ranking.calls)
 
-    def key(self) -> tuple[bool, int, int, int, float, int]:
+    def key(self) -> tuple[bool, int, int, int, bool, float, int]:
         ratio = self.agree / self.compared if self.compared else 1.0
-        return (self.raised > 0, self.candidate.edit_size, self.tier, self.dead, -ratio, self.order)
+        return (self.raised > 0, self.candidate.edit_size, self.tier, self.dead, self.kept, -ratio, self.order)
 
     def note(self, rank: int, total: int) -> str:
         agreement = f"agrees with the original on {self.agree}/{self.compared} inputs" if self.compared else \
             "no inputs to compare"
         raised = f", raises where it returned on {self.raised}" if self.raised else ""
+        raised += ", keeps the original's behaviour near the failing inputs" if self.kept else ""
         return (f"rank {rank}/{total}; edit size {self.candidate.edit_size}; {TIER_NAMES.get(self.tier, '?')}; "
                 f"{agreement}{raised}; confidence {self.confidence:.2f}")
 
 
+@dataclasses.dataclass
+class Ranking:
+    """The plausible candidates best first, and the inputs they were compared on."""
+
+    ranked: list[Evidence]
+    calls: list[SealedCall] = dataclasses.field(default_factory=list)  # every compared input
+    original: list[str] = dataclasses.field(default_factory=list)  # the original's behaviour on each
+    stable: list[bool] = dataclasses.field(default_factory=list)  # the original behaved alike on two runs of each
+
+
 def guard_inputs(spectrum: Spectrum | None, worker: Worker) -> list[SealedCall]:
-    """The calls to compare on: those of passing checks (all checks if none passed) and variations
-    (made in the worker, which alone may open the calls)."""
+    """The calls to compare on: those of passing checks and variations (made in the worker, which alone
+    may open the calls). Failing checks' calls are not among them: agreeing with the original there is
+    no merit (see :func:`failing_inputs`)."""
     if spectrum is None:
         return []
-    given = spectrum.calls(passing_only=True) or spectrum.calls()
+    given = spectrum.calls(passing_only=True)
     return [*given, *variations(worker, given, min(_VARIATIONS, _MAX_INPUTS - len(given)))][:_MAX_INPUTS]
+
+
+def failing_inputs(spectrum: Spectrum | None, worker: Worker,
+                   known: Sequence[SealedCall]) -> tuple[list[SealedCall], list[SealedCall]]:
+    """The failing checks' calls, and their variations: those not among ``known``."""
+    if spectrum is None:
+        return [], []
+    seen = {call.key for call in known}
+    given = [call for call in spectrum.calls() if call.key not in seen][:_MAX_INPUTS]
+    seen.update(call.key for call in given)
+    made = variations(worker, given, min(_VARIATIONS, _MAX_INPUTS))
+    return given, [call for call in made if call.key not in seen]
 
 
 @contextmanager
@@ -86,33 +130,42 @@ def behaviour_of(target: Target, source: str | None, calls: Sequence[Call]) -> l
         return behaviour(fn, calls, _CALL_LIMIT)
 
 
-def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -> list[Evidence]:
+def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -> Ranking:
     """``found`` measured against the original and sorted best first, each with a confidence."""
     if not found:
-        return []
+        return Ranking([])
     calls = guard_inputs(spectrum, worker)
+    passing = len(calls)
+    failed, nearby = failing_inputs(spectrum, worker, calls)
+    calls += [*failed, *nearby]
+    around = passing + len(failed)  # from here on, the failing calls' neighbourhood
     limit = _CALL_LIMIT * len(calls) + 1.0
     plain = [call.to_plain() for call in calls]
     status, original = worker.call("behaviour", None, plain, timeout=limit, read=signatures(len(calls)))
     if status != "ok":  # the original itself hangs on them: no evidence to rank by
         original = ["timeout"] * len(calls)
-    kept = [(call, outcome) for call, outcome in zip(plain, original, strict=True) if returned(outcome)]
-    behaviours: list[list[str]] = []
+    status, again = worker.call("behaviour", None, plain, timeout=limit, read=signatures(len(calls)))
+    again = again if status == "ok" else []  # a second run that failed: no input counts as stable
+    stable = [first == second for first, second in zip(original, again, strict=False)]
+    stable += [False] * (len(calls) - len(stable))
     for evidence in found:
-        status, outcomes = worker.call("behaviour", evidence.candidate.source, [c for c, _ in kept], timeout=limit,
-                                       read=signatures(len(kept)))
-        if status != "ok":
-            outcomes = ["timeout"] * len(kept)
-        behaviours.append(outcomes)
+        status, outcomes = worker.call("behaviour", evidence.candidate.source, plain, timeout=limit,
+                                       read=signatures(len(calls)))
+        evidence.outcomes = tuple(outcomes if status == "ok" else ["timeout"] * len(calls))
+        pairs = list(zip(evidence.outcomes, original, strict=True))
+        kept = [(mine, theirs) for mine, theirs in pairs[:passing] if returned(theirs)]
         evidence.compared = len(kept)
-        evidence.agree = sum(mine == theirs for mine, (_, theirs) in zip(outcomes, kept, strict=True))
-        evidence.raised = sum(not returned(mine) for mine in outcomes)
-    distinct = max(len({tuple(b) for b in behaviours}), 1)
+        evidence.agree = sum(mine == theirs for mine, theirs in kept)
+        evidence.raised = sum(not returned(mine) for mine, _ in kept)
+    near = [[alike(mine) for mine in evidence.outcomes[around:]] == [alike(theirs) for theirs in original[around:]]
+            for evidence in found]
+    distinct = max(len({evidence.outcomes for evidence in found}), 1)
     unread = [len(unread_bindings(evidence.candidate.source)) for evidence in found]
-    for evidence, count in zip(found, unread, strict=True):
+    for evidence, count, same in zip(found, unread, near, strict=True):
         evidence.confidence = _confidence(evidence, distinct)
         evidence.dead = count - min(unread)
-    return sorted(found, key=Evidence.key)
+        evidence.kept = bool(nearby) and same and not all(near)
+    return Ranking(sorted(found, key=Evidence.key), calls, original, stable)
 
 
 def unread_bindings(source: str) -> set[str]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ..._ambiguity import Ambiguity
 from ..._candidate import Candidate
 from ..._checks._inputs import vary_job
 from ..._checks._spectrum import Spectrum, record, split_checks, suspicion, trace_job
@@ -24,6 +25,7 @@ from ..._sandbox._warm import Worker
 from ..._target._target import Target, find_function
 from ..._verdict import Verdict
 from .._proposer import BaseProposer, Request
+from ._abstain import undecided
 from ._edits import Operator
 from ._judges import Judges, cores, failing_first
 from ._module import Module
@@ -66,6 +68,7 @@ class Engine(BaseProposer):
         jobs: int | None = None,  # workers judging at once: the request's (the session's jobs=), else every core
         fresh: bool = False,  # judge each candidate in a fresh child (for tests that depend on their order)
         reuse: bool = True,  # a check that passed without reaching the edited statement is not run again
+        abstain: bool = True,  # plausible candidates that disagree on derived inputs: offer none (docs/engine.md)
     ) -> None:
         self.operators = list(operators if operators is not None else OPERATORS)
         self.validate, self.fork = validate, fork
@@ -77,7 +80,9 @@ class Engine(BaseProposer):
         self.jobs = jobs
         self.fresh = fresh
         self.reuse = reuse
+        self.abstain = abstain
         self.last_stats = Stats()
+        self.ambiguity: Ambiguity | None = None  # why the last search offered nothing though candidates passed
 
     @property
     def stop_reason(self) -> str:
@@ -85,6 +90,7 @@ class Engine(BaseProposer):
         return self.last_stats.stopped
 
     def propose(self, request: Request) -> Iterator[Candidate]:
+        self.ambiguity = None
         if not self.validate or not request.checks:
             plan = self.plan(request)
             self.last_stats = plan.stats
@@ -100,8 +106,13 @@ class Engine(BaseProposer):
             plan.stats.jobs = len(judges.workers)
             failing_first(request.checks, plan.spectrum)  # before the judging children fork
             found = self._search(plan, request, judges)
-            ranked = rank(found, plan.spectrum, worker)
+            ranking = rank(found, plan.spectrum, worker)
             plan.stats.forks = judges.forks
+        ranked = ranking.ranked
+        if self.abstain and request.oracle and (ambiguity := undecided(ranking, plan.source)) is not None:
+            self.ambiguity = ambiguity
+            plan.stats.stopped = f"{ambiguity.summary()}: none offered"
+            return
         # The worker is gone before the first yield: a session that stops early leaves no child behind.
         for number, evidence in enumerate(ranked, start=1):
             yield dataclasses.replace(evidence.candidate, note=evidence.note(number, len(ranked)))

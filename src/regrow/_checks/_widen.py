@@ -1,0 +1,107 @@
+"""More inputs for judging a fix against a reference: what :func:`._inputs.widen` makes beyond one
+argument's plain variations.
+
+- **Values it has no rule for**: dates and times (a day, a month, a year on; the start of a month),
+  durations and exact numbers (``Decimal``, ``Fraction``: doubled, negated, landmarks), and objects
+  whose fields are numbers (a dataclass through ``dataclasses.replace``, another object copied and
+  its attribute set): each such field at the magnitudes a bug hides behind (0, ±2, 10, 100, doubled,
+  negated).
+- **Other arguments' values**: two arguments of one type swapped, or one given the other's value.
+- **Pairs**: two arguments changed at once (the first few variations of each).
+
+Functions of plain values only (the calls themselves are :mod:`._inputs`'), run in a worker.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime
+import decimal
+import fractions
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+_MAGNITUDES = (0, 2, -2, 10, 100)
+_FIELDS = 4  # fields of one object varied, at most
+_PAIRED = 3  # variations of each argument of a pair
+
+
+def _numbers(value: Any) -> Iterator[Any]:
+    """A number (int, float, Decimal, Fraction) at other magnitudes, keeping its type."""
+    kind = type(value)
+    yield from (kind(n) for n in _MAGNITUDES)
+    yield from (value * 2, -value, value + 1, value - 1)
+
+
+def more_variants(value: Any) -> Iterator[Any]:
+    """Variations of a value that the plain rules do not vary (see the module's docstring)."""
+    if isinstance(value, (decimal.Decimal, fractions.Fraction)):
+        if not isinstance(value, decimal.Decimal) or value.is_finite():
+            yield from _numbers(value)
+    elif isinstance(value, datetime.timedelta):
+        yield from (value * 2, -value, value * 10, datetime.timedelta(0), datetime.timedelta(days=1),
+                    datetime.timedelta(days=2), datetime.timedelta(hours=-2))
+    elif isinstance(value, datetime.date):  # datetime too: a subclass
+        for days in (1, -1, 2, 31, 366, -366):
+            try:
+                yield value + datetime.timedelta(days=days)
+            except OverflowError:
+                continue
+        for change in ({"day": 1}, {"month": 12, "day": 31}, {"month": 2, "day": 28}, {"year": 2000}):
+            try:
+                yield value.replace(**change)
+            except ValueError:
+                continue
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        numeric = [field.name for field in dataclasses.fields(value) if field.init
+                   and type(getattr(value, field.name, None)) in (int, float)][:_FIELDS]
+        for name in numeric:
+            for number in _numbers(getattr(value, name)):
+                try:
+                    yield dataclasses.replace(value, **{name: number})
+                except Exception:
+                    break
+    elif _plain_object(value):
+        numeric = [name for name, field in vars(value).items() if type(field) in (int, float)][:_FIELDS]
+        for name in numeric:
+            for number in _numbers(getattr(value, name)):
+                try:
+                    other = copy.copy(value)
+                    setattr(other, name, number)
+                except Exception:
+                    break
+                yield other
+
+
+def _plain_object(value: Any) -> bool:
+    """An instance of a user's class with attributes in ``__dict__`` (not a class, function or module)."""
+    return (hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value)
+            and type(value).__module__ not in ("builtins", "types"))
+
+
+def crossed(args: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    """The positional arguments with two of one type swapped, or one given the other's value."""
+    for i, j in itertools.permutations(range(len(args)), 2):
+        if type(args[i]) is type(args[j]):
+            if i < j:
+                swapped = list(args)
+                swapped[i], swapped[j] = args[j], args[i]
+                yield tuple(swapped)
+            yield (*args[:i], args[j], *args[i + 1:])
+
+
+def paired(args: tuple[Any, ...], variants: Callable[[Any], Iterator[Any]]) -> Iterator[tuple[Any, ...]]:
+    """The positional arguments with two changed at once: the first few ``variants`` of each."""
+    for i, j in itertools.combinations(range(len(args)), 2):
+        firsts = [list(itertools.islice(variants(args[at]), _PAIRED)) for at in (i, j)]
+        for left, right in itertools.product(*firsts):
+            changed = list(args)
+            changed[i], changed[j] = left, right
+            yield tuple(changed)
+
+
+def streams(args: tuple[Any, ...], variants: Callable[[Any], Iterator[Any]]) -> Sequence[Iterator[tuple[Any, ...]]]:
+    """The crossed and the paired arguments of one call, as two streams."""
+    return [crossed(args), paired(args, variants)]

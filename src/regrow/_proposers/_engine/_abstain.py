@@ -1,0 +1,62 @@
+"""Abstention: when the plausible candidates disagree on inputs the engine can derive, no guess.
+
+The ranking (:mod:`._rank`) runs every candidate that passed every check on the same inputs: the
+tests' own calls and small variations of them (:func:`._inputs.derive`). Candidates that behave
+alike there are one answer; when two or more answers remain, the tests do not decide between them,
+and picking the best ranked would install a guess. :func:`undecided` says so, as an
+:class:`~regrow._ambiguity.Ambiguity`: one candidate per answer (best ranked first) and the inputs
+that separate them, with what each does there.
+
+Not every disagreement counts. An input where the original itself behaves differently on two runs
+says nothing (a clock, a random draw); ``-0.0``, ``0.0`` and ``0`` are one answer. A candidate the
+ranking's strong rules put below another is dominated and no rival: one that raises or hangs where
+the original returned on a passing check's input, and one that leaves a binding dead that another
+keeps read, and one that keeps the original's behaviour exactly on every input near the failing
+calls (where the original is wrong: it keeps the bug), each when some candidate does not.
+"""
+
+from __future__ import annotations
+
+from ..._ambiguity import MAX_CANDIDATES, MAX_INPUTS, Ambiguity, Separation
+from ._rank import Evidence, Ranking, alike
+
+
+def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
+    """The ambiguity among ``ranking``'s candidates, or ``None`` when they agree (or there is one).
+
+    ``original`` is the original's source. An input counts where the original behaved the same on two
+    runs of it (every input, when the ranking does not say).
+    """
+    stable = ranking.stable or None
+    ranked = ranking.ranked
+    if len(ranked) < 2 or not ranking.calls:
+        return None
+    rivals = list(ranked)
+    rivals = [evidence for evidence in rivals if not evidence.raised] or rivals  # dominated: no rivals
+    rivals = [evidence for evidence in rivals if not evidence.dead] or rivals
+    rivals = [evidence for evidence in rivals if not evidence.kept] or rivals
+    counted = [i for i in range(len(ranking.calls)) if stable is None or stable[i]]
+    answers: dict[tuple[str, ...], Evidence] = {}
+    for evidence in rivals:
+        if len(evidence.outcomes) == len(ranking.calls):
+            answers.setdefault(tuple(alike(evidence.outcomes[i]) for i in counted), evidence)
+    if len(answers) < 2:
+        return None
+    chosen = list(answers.values())[:MAX_CANDIDATES]
+    apart = [i for i in counted if len({alike(evidence.outcomes[i]) for evidence in chosen}) > 1]
+    # The inputs where the two best ranked differ first: those are what a reader (or a model) decides on.
+    apart.sort(key=lambda i: alike(chosen[0].outcomes[i]) == alike(chosen[1].outcomes[i]))
+    separations = tuple(
+        Separation(ranking.calls[i].shown, tuple(evidence.outcomes[i] for evidence in chosen),
+                   ranking.original[i] if i < len(ranking.original) else "")
+        for i in apart[:MAX_INPUTS])
+    return Ambiguity(original, tuple(evidence.candidate.source for evidence in chosen), separations,
+                     tuple(_label(original, evidence) for evidence in chosen))
+
+
+def _label(original: str, evidence: Evidence) -> str:
+    """What made the candidate, and the first line it changes (``"engine replace at line 2: `return n`"``)."""
+    before = {line.strip() for line in original.splitlines()}
+    changed = next((line.strip() for line in evidence.candidate.source.splitlines()
+                    if line.strip() and line.strip() not in before), "")
+    return f"{evidence.candidate.describe()}: `{changed[:80]}`" if changed else evidence.candidate.describe()

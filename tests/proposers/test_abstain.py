@@ -1,0 +1,132 @@
+"""Abstention: candidates that pass every check but disagree on derived inputs are not installed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import regrow
+from regrow import Ambiguity, Separation
+
+# ``n * 2`` and ``n + 3`` both pass the one test; on ``double(4)`` (a variation of its input) one says
+# 8 and the other 7: the test cannot tell which was meant.
+DOUBLE = '''
+def double(n):
+    return n + 2
+'''
+
+
+def check_double(fn):
+    assert fn(3) == 6
+
+
+def _check_ambiguity(ambiguity: Ambiguity | None) -> None:
+    assert ambiguity is not None
+    lines = sorted(source.strip().splitlines()[-1].strip() for source in ambiguity.candidates)
+    assert lines == ["return n * 2", "return n + 3"]
+    assert "4" in ambiguity.inputs  # n = 4 separates them
+    at = ambiguity.inputs.index("4")
+    outputs = sorted(output[at] for output in ambiguity.outputs)
+    assert outputs[0].startswith("returned (7,") and outputs[1].startswith("returned (8,")
+    assert "return n + 2" in ambiguity.original
+
+
+def test_repair_reports_an_ambiguity_and_installs_nothing(make_module):
+    mod = make_module(DOUBLE)
+    result = regrow.repair(mod.double, args=(3,), tests=[check_double])
+    assert not result.ok and result.fix is None and result.installed is None
+    _check_ambiguity(result.ambiguous)
+    assert result.reason.startswith("ambiguous: 2 candidates pass every check but disagree on f(")
+    assert "nothing installed" in result.reason
+    assert mod.double(3) == 5  # still the original
+
+
+def test_a_second_test_decides(make_module):
+    mod = make_module(DOUBLE)
+
+    def test_four(fn):
+        assert fn(4) == 8
+
+    result = regrow.repair(mod.double, args=(3,), tests=[check_double, test_four])
+    assert result.ok and result.ambiguous is None
+    assert mod.double(5) == 10
+
+
+def test_heal_reraises_the_original_error_and_keeps_the_ambiguity(make_module):
+    mod = make_module('''
+        import regrow
+
+        def check_last(fn):
+            assert fn([1, 2, 3]) == 3
+
+        @regrow.heal(tests=[check_last])
+        def last(xs):
+            return xs[len(xs)]
+    ''')
+    with pytest.raises(IndexError):
+        mod.last([1, 2, 3])
+    state = regrow.state(mod.last)
+    assert state.last_result is not None and not state.last_result.ok
+    assert state.ambiguous is not None and state.ambiguous is state.last_result.ambiguous
+    assert len(state.ambiguous.candidates) >= 2 and state.ambiguous.separations
+    with pytest.raises(IndexError):  # nothing was installed
+        mod.last([4, 5])
+
+
+def test_regrow_heal_shows_the_ambiguity(tmp_path: Path) -> None:
+    (tmp_path / "doubling.py").write_text(DOUBLE.lstrip())
+    (tmp_path / "test_doubling.py").write_text("from doubling import double\n\n\ndef test_three():\n"
+                                              "    assert double(3) == 6\n")
+    done = subprocess.run([sys.executable, "-m", "regrow", "heal", "doubling.py::double", "--test",
+                           "test_doubling.py", "--apply"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert done.returncode != 0, done.stdout
+    assert "ambiguous: candidates pass every test but disagree; nothing installed" in done.stdout, done.stdout
+    assert "separated by" in done.stdout and "f(4)" in done.stdout
+    assert "`return n * 2`" in done.stdout and "`return n + 3`" in done.stdout
+    assert (tmp_path / "doubling.py").read_text() == DOUBLE.lstrip()  # --apply wrote nothing
+
+
+def test_an_ambiguity_is_plain_data() -> None:
+    ambiguity = Ambiguity("def f(n):\n    return n\n", ("def f(n):\n    return 1\n", "def f(n):\n    return 2\n"),
+                          (Separation("0", ("returned 1", "returned 2"), "returned 0"),), ("a", "b"))
+    assert Ambiguity.from_plain(ambiguity.to_plain()) == ambiguity
+    assert ambiguity.outputs == [["returned 1"], ["returned 2"]] and ambiguity.inputs == ["0"]
+    assert "candidate 2 (b):" in ambiguity.describe() and "original: returned 0" in ambiguity.describe()
+    with pytest.raises(ValueError, match="two candidates"):
+        Ambiguity("", ("x",), (Separation("0", ("1",)),))
+    with pytest.raises(ValueError, match="one output per candidate"):
+        Ambiguity("", ("x", "y"), (Separation("0", ("1",)),))
+    with pytest.raises(ValueError):
+        Ambiguity.from_plain({"original": "", "candidates": [1, 2], "separations": []})
+    with pytest.raises(ValueError):
+        Separation.from_plain({"call": "0", "outputs": "returned 1"})
+
+
+def test_only_real_disagreements_count() -> None:
+    from regrow._candidate import Candidate
+    from regrow._checks._inputs import Call
+    from regrow._proposers._engine._abstain import undecided
+    from regrow._proposers._engine._rank import Evidence, Ranking
+
+    calls = [sealed for sealed in (Call((n,), {}).seal() for n in (1, 2, 3)) if sealed is not None]
+
+    def ranking(*outcomes: tuple[str, ...], raised: tuple[int, ...] = (0, 0)) -> Ranking:
+        found = [Evidence(Candidate(f"def f(n):\n    return {i}\n", "engine"), 1, i, raised=r, outcomes=o)
+                 for i, (o, r) in enumerate(zip(outcomes, raised, strict=True))]
+        return Ranking(found, calls, ["returned 0", "returned 0", "returned 0"], [True, True, False])
+
+    # -0.0, 0.0 and 0 are one answer, so are 2.0 and 2; an input where the original changed its mind (the
+    # third) says nothing.
+    assert undecided(ranking(("returned (0.0,)", "returned (2, [1.5])", "returned 5"),
+                             ("returned (-0.0,)", "returned (2.0, [1.5])", "returned 6")), "def f(n): ...") is None
+    assert undecided(ranking(("returned (0,)", "returned 1", "x"), ("returned (0.0,)", "returned 1", "y")), "") is None
+    assert undecided(ranking(("returned (2.5,)", "returned 1", "x"), ("returned (2.0,)", "returned 1", "y")), "")
+    # A candidate that raises where the original returned is no rival of one that does not.
+    assert undecided(ranking(("returned 1", "returned 2", "returned 3"), ("raised KeyError", "returned 2", "x"),
+                             raised=(0, 1)), "def f(n): ...") is None
+    found = undecided(ranking(("returned 1", "returned 2", "x"), ("returned 1", "returned 3", "x")), "def f(n): ...")
+    assert found is not None and found.inputs == ["2"] and found.outputs == [["returned 2"], ["returned 3"]]
+    assert found.separations[0].original == "returned 0"
