@@ -6,22 +6,17 @@ loops forever while building an ever larger integer holds the interpreter lock i
 C call, where no in-process time limit reaches it. Jobs are the functions handed to the
 constructor (closures over the live state are fine: the child has a copy of it).
 
-It is the fork sandbox's child, kept warm, and judged as the fork sandbox judges its children: the
-same fork (:func:`regrow._sandbox._afterfork.fork_armed`), the same setup and guard
-(:func:`regrow._sandbox._child.setup`: session, descriptors, limits, secrets, scratch folder,
-Landlock, capabilities, and for untrusted jobs the seccomp filter and the audit hook), the same
-result frame (:func:`regrow._sandbox._child.run_job`), read by the same reader
-(:class:`regrow._sandbox._channel.Collector`) and turned into an outcome by the same verdict
-(:func:`regrow._sandbox._process.assemble`): what the hook refused, a failed setup, a broken or forged
-channel, an overrun, how the child ended. What differs is the life: it reads one job after another
-from a request pipe, so the fork is paid once, not per candidate.
+It is the fork sandbox's child, kept warm, and judged as the fork sandbox judges its children: the same
+fork (``_afterfork.fork_armed``), setup and guard (``_child.setup``: session, descriptors, limits, secrets,
+scratch, Landlock, capabilities, and for untrusted jobs seccomp and the audit hook), result frame
+(``_child.run_job``), reader (``_channel.Collector``) and verdict (``_process.assemble``). What differs is
+the life: it reads one job after another from a request pipe, so the fork is paid once, not per candidate.
 
-Candidate code runs in the child, so nothing it sends is trusted: requests and replies are frames of
-plain data, never unpickled; the caller's ``read`` checks a reply's shape. A reply that is malformed,
-oversized or not for the job running is ``refused``, as in the fork sandbox; one that ``read``
-rejects, ``crashed``; either kills the child. Trusted jobs run only the user's own code (tracing the
-original) in a child of their own without the filter and the hook. Without
-``fork`` the jobs run in this process under the in-process sandbox (time limit only).
+Candidate code runs in the child, so nothing it sends is trusted: requests and replies are frames of plain
+data, never unpickled; the caller's ``read`` checks a reply's shape. A reply that is malformed, oversized
+or not for the job running is ``refused``; one that ``read`` rejects, ``crashed``; either kills the child.
+Trusted jobs run only the user's own code (tracing the original) in a child of their own without the filter
+and the hook. Without ``fork`` the jobs run in this process under the in-process sandbox (time limit only).
 """
 
 from __future__ import annotations
