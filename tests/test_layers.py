@@ -67,3 +67,11 @@ def test_each_step_of_the_path_is_a_folder(name: str) -> None:
     folder = Path(regrow.__file__).parent / name
     assert (folder / "__init__.py").is_file()
     assert any(folder.glob("_*.py")), f"{name} holds no module"
+
+
+def test_no_source_file_is_over_400_lines() -> None:
+    """A module that grows past 400 lines is split by what it does (the house rule, issue 20)."""
+    package = Path(regrow.__file__).parent
+    long = {str(path.relative_to(package)): n for path in package.rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    assert long == {}
