@@ -225,6 +225,8 @@ def cache() -> dict[str, Any]:
     def test(fn: Callable[..., Any]) -> None:
         assert fn([3, 1, 2]) == 2
         assert fn([5, 4, 6, 7, 8]) == 6
+        # every length pins the fix: the engine abstains when plausible fixes disagree on a derived input
+        assert [fn([4, 1, 3, 2]), fn([3, 1]), fn([1]), fn([6, 5, 4, 3, 2, 1])] == [3, 3, 1, 4]
 
     store = os.path.join(folder, "store.sqlite")
     rows: dict[str, Figure] = {}
