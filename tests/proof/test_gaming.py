@@ -33,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+if __name__ == "__main__":  # run as a case's host script: the shared corpus is in tests/, one folder up
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gaming_corpus import CORPUS, GENUINE, ORACLE_MODULE, TARGET_MODULE, TARGETS
 
 MODES = ("fork", "inprocess")  # "pool" cannot prove candidates for repair(): refused at configuration
