@@ -116,6 +116,7 @@ MODULE = "import regrow\n\n" + "".join(
 
 def _test_{i}(fn):
     assert fn(2, 3) == {5 + i}
+    assert fn(10, 1) == {11 + i}  # two calls pin the fix (one admits fixes that disagree: the engine abstains)
 
 
 @regrow.heal(verify=lambda total: total == {5 + i}, tests=[_test_{i}], write_back="apply", sandbox="inprocess")
