@@ -53,7 +53,7 @@ def call(server: LoopbackServer, policy: RetryPolicy, *, deadline: float = 120.0
 
 
 def test_a_slow_stream_past_the_old_total_limit_is_used(server: LoopbackServer) -> None:
-    server.add(Text(REPLY, pieces=2, event_delay=1.6))
+    server.add(Text(REPLY, pieces=4, event_delay=1.6))
     started = time.monotonic()
     reply, deltas = call(server, SLOW)
     assert time.monotonic() - started > SLOW.call_timeout  # the old total would have cut it

@@ -46,6 +46,7 @@ def staged_total(values):
 
 def check_report(fn: Callable[..., int]) -> None:
     assert fn([1, 2, 3], "report.txt") == 6  # and it wrote report.txt, in the working directory it was given
+    assert fn([2, 3], "report.txt") == 5  # a second call pins the fix (sum(values[0:]) vs sum(values[1:]) + 1)
 
 
 def test_a_call_writes_relative_paths_and_temp_files_into_its_scratch_folder(tmp_path: Path,

@@ -107,7 +107,7 @@ deadline = time.monotonic() + 300
 while time.monotonic() < deadline:
     try:
         if healed.__code__ is not hooked and shop.parse_price("₹7") == 7.0:  # the listener installed a fix
-            from regrow import _fleet_listen
+            from regrow._heal import _fleet_listen
             print("fixed" if _fleet_listen.stop() else "listener still running", flush=True)  # stops cleanly
             break
     except ValueError:
