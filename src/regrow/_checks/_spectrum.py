@@ -35,7 +35,8 @@ _MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memo
 _GRACE = 0.5  # seconds past a check's own limit before the worker is killed
 _HOT_HITS = 64  # runs of a line that make it part of the loop a check that did not finish was caught in
 _HOT_BONUS = 0.25  # added to such a line's suspicion (Ochiai is at most 1)
-TEST_FLOOR = 0.25  # seconds: the least time limit of one check while candidates are screened ...
+TEST_FLOOR = 1.0  # seconds: the least time limit of one check while candidates are screened (a loaded machine
+# can stall a quick test for a good fraction of a second: a floor below that rejects right fixes) ...
 TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
 
 

@@ -36,6 +36,10 @@ def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
     rivals = [evidence for evidence in rivals if not evidence.dead] or rivals
     rivals = [evidence for evidence in rivals if not evidence.kept] or rivals
     counted = [i for i in range(len(ranking.calls)) if stable is None or stable[i]]
+    # An input where a rival did not finish in its time is no evidence either way (a loaded machine stalls
+    # quick calls too): disagreeing there would abstain on timing, not on behaviour.
+    counted = [i for i in counted if not any(len(e.outcomes) == len(ranking.calls) and e.outcomes[i] == "timeout"
+                                             for e in rivals)]
     answers: dict[tuple[str, ...], Evidence] = {}
     for evidence in rivals:
         if len(evidence.outcomes) == len(ranking.calls):
