@@ -122,7 +122,7 @@ def judged_in(xs: list[int]) -> list[int]:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="batches need pipelined jobs, which need fork")
 def test_a_batch_that_fails_is_judged_again_one_item_at_a_time_and_only_the_culprit_is_charged() -> None:
     with Judges(Worker({"batch": judged_in}), 2) as judges:
-        got = list(judges.verdicts(range(12), lambda worker, group: worker.send("batch", group, timeout=1),
+        got = list(judges.verdicts(range(12), lambda worker, group: worker.send("batch", group, timeout=5),
                                    lambda n, outcome: outcome[0], batch=4))
     assert [item for item, _ in got] == list(range(12))
     assert [status for _, status in got] == ["ok"] * 5 + ["crashed"] + ["ok"] * 3 + ["timeout"] + ["ok"] * 2
