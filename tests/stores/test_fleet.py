@@ -234,3 +234,26 @@ def test_a_session_that_found_nothing_keeps_the_claim_for_the_cooldown(tmp_path)
         assert claim["holder"].startswith(f"{HOST}:{os.getpid()}:")
     finally:
         store.close()
+
+
+def test_a_process_that_starts_after_a_fix_landed_adopts_it_without_meeting_the_failure(store_url, tmp_path):
+    import regrow
+    from regrow._heal import _fleet_listen
+
+    (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET))
+    lander, later = _load(tmp_path, "shop_early"), _load(tmp_path, "shop_later")
+    store = Store(store_url)
+    try:
+        fixed = regrow.heal(tests=[lander.rupees], proposers=[_Fix()], store=store)(lander.parse_price)
+        assert fixed("₹1,299") == 1299.0  # landed before the later process registers its function
+        healed = regrow.heal(tests=[later.rupees], proposers=[], store=store)(later.parse_price)
+        deadline = time.monotonic() + 120
+        while healed.__regrow__.results == [] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert later.parse_price("₹7") == 7.0  # proven with its own tests and installed, never having failed
+        [result] = healed.__regrow__.results
+        assert result.ok and result.fix is not None and result.fix.origin == "test"
+        assert any(row["qualname"] == "parse_price" and row["ok"] for row in store.installs())
+        assert _fleet_listen.stop()
+    finally:
+        store.close()

@@ -81,3 +81,21 @@ def test_the_fleets_spend_cap_stops_every_session_from_calling_a_model(store, tm
     assert result is not None and "the fleet's model spend cap of $0.25 is spent ($0.3000)" in result.reason
     store.set_budget()  # no cap: the model is asked again
     assert store.spend_refusal("another failure", None) == ""
+
+
+def test_each_model_call_is_reserved_in_the_store_so_a_session_stops_at_the_fleets_hourly_limit(store, tmp_path):
+    store.set_budget(calls_per_failure_per_hour=2)
+    module = _process(tmp_path, "shop_d")
+    with OpenAIServer([Text(WRONG)] * 6) as server:
+        model = proposer_for("openai:gpt-test", api_key="test-key", base_url=server.base_url,
+                             limits=ModelLimits(max_calls=6),
+                             retry=RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05))
+        healed = regrow.heal(tests=[module.rupees], proposers=[model], store=store, cooldown=0,
+                             max_attempts=6)(module.parse_price)
+        with pytest.raises(ValueError):
+            healed("₹1,299")
+        # The session was allowed to start (no call yet), but the store refused its third call.
+        assert len(server.requests) == 2
+    with store._transaction(write=False) as tx:
+        assert tx.rows("SELECT SUM(calls) FROM spend")[0][0] == 2  # counted once each: no double count at the end
+    assert "limit 2" in store.spend_refusal(regrow.state(healed).last_result.failure.fingerprint, None)

@@ -48,3 +48,29 @@ def test_an_unreachable_fleet_store_is_a_one_line_error(capsys):
     assert main(["history", "--store", "postgresql://nobody@127.0.0.1:1/none"], io.StringIO()) == 2
     err = capsys.readouterr().err
     assert "regrow: error: cannot reach the store at" in err and "Traceback" not in err
+
+
+def test_show_reads_one_session_with_its_verdicts_and_host_on_either_backend(store_url):
+    from regrow import Candidate
+    from regrow._verdict import Attempt, Verdict
+
+    opened = Store(store_url)
+    try:
+        fixed = RepairResult(True, "total", None, fix=Candidate("def total(v):\n    return sum(v)\n", origin="engine"),
+                             history=[Attempt(Candidate("def total(v):\n    return 0\n", origin="engine",
+                                                        operator="const"), Verdict(False, "test_total", "0 != 10")),
+                                      Attempt(Candidate("def total(v):\n    return sum(v)\n", origin="engine",
+                                                        operator="call"), Verdict(True, "", ""))])
+        number = opened.record(fixed, key=None)
+    finally:
+        opened.close()
+    out = io.StringIO()
+    assert main(["show", str(number), "--store", store_url, "--json"], out) == 0
+    shown = json.loads(out.getvalue())
+    assert (shown["qualname"], shown["ok"], shown["host"]) == ("total", True, HOST)
+    assert [(v["operator"], v["ok"], v["check"]) for v in shown["verdicts"]] == [("const", False, "test_total"),
+                                                                               ("call", True, "")]
+    text = io.StringIO()
+    assert main(["show", str(number), "--store", store_url], text) == 0
+    assert f"on {HOST}" in text.getvalue() and "return sum(v)" in text.getvalue()
+    assert main(["show", "999", "--store", store_url], io.StringIO()) == 2

@@ -1,5 +1,6 @@
 """The PostgreSQL server stopped mid-run: processes keep their local behaviour (a local repair, or the
-original exception), nothing crashes, and they use the store again once it is back (a real server of
+original exception), nothing crashes, nothing is lost (the sessions of the outage are written once the
+store is back), and they use the store again once it is back (a real server of
 the test's own, stopped and restarted on the same data; a real subprocess healing through it)."""
 
 from __future__ import annotations
@@ -114,6 +115,10 @@ def test_a_process_keeps_its_local_behaviour_while_postgresql_is_down_and_uses_i
         try:
             recorded = {s["qualname"]: s for s in store.sessions()}
             assert recorded["count"]["ok"] and recorded["count"]["host"]  # the store is used again
+            # Nothing is lost: the sessions run while it was away were kept and written once it was back,
+            # with the time they ran.
+            assert recorded["total"]["ok"] and not recorded["half"]["ok"]
+            assert recorded["total"]["created"] < recorded["count"]["created"]
             assert store.claims() == []
         finally:
             store.close()

@@ -11,10 +11,13 @@ import datetime
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .._errors import RegrowError
 from .._stores._base import _INSTALL_FIELDS, _JOB_FIELDS
+
+if TYPE_CHECKING:
+    from .._store import Store
 
 DEFAULT_STORE = Path(".regrow") / "ledger.sqlite"
 
@@ -83,14 +86,23 @@ def _table(db: sqlite3.Connection, what: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _fleet(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The sessions (or jobs, or installs) of a store at a URL, read through the store: any host of a fleet."""
+def _url(store: str | None) -> bool:
+    """Whether ``--store`` names a store reached through its backend (a fleet's ``postgresql://…``)."""
+    return bool(store) and "://" in str(store) and not str(store).startswith("sqlite://")
+
+
+def _through_store(where: str) -> Store:
     from .._store import Store
 
     try:
-        store = Store(args.store)
+        return Store(where)
     except RuntimeError as exc:  # StoreError: a missing driver, a server not reached
         raise RegrowError(str(exc)) from None
+
+
+def _fleet(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The sessions (or jobs, or installs) of a store at a URL, read through the store: any host of a fleet."""
+    store = _through_store(args.store)
     try:
         if args.what == "sessions":
             return store.sessions(args.function)
@@ -100,7 +112,7 @@ def _fleet(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def run_history(args: argparse.Namespace, out: TextIO) -> int:
-    if args.store and "://" in args.store and not args.store.startswith("sqlite://"):
+    if _url(args.store):
         found = [{**row, "ok": bool(row["ok"])} if "ok" in row else row for row in _fleet(args)]
     else:
         db = _open(args.store.removeprefix("sqlite://") if args.store else None)
@@ -137,23 +149,34 @@ def run_history(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def run_show(args: argparse.Namespace, out: TextIO) -> int:
-    db = _open(args.store)
-    try:
-        found = _sessions(db, "WHERE id = ?", (args.id,))
-        verdicts = db.execute("SELECT origin, operator, ok, check_name, reason, duration FROM verdicts "
-                              "WHERE session = ?", (args.id,)).fetchall()
-    finally:
-        db.close()
-    if not found:
+    if _url(args.store):
+        store = _through_store(args.store)
+        try:
+            session = store.session(args.id)
+        finally:
+            store.close()
+        if session is not None:
+            session["ok"] = bool(session["ok"])
+    else:
+        db = _open(args.store.removeprefix("sqlite://") if args.store else None)
+        try:
+            found = _sessions(db, "WHERE id = ?", (args.id,))
+            verdicts = db.execute("SELECT origin, operator, ok, check_name, reason, duration FROM verdicts "
+                                  "WHERE session = ?", (args.id,)).fetchall()
+        finally:
+            db.close()
+        session = found[0] if found else None
+        if session is not None:
+            session["verdicts"] = [dict(zip(("origin", "operator", "ok", "check", "reason", "duration"),
+                                            (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in verdicts]
+    if session is None:
         raise RegrowError(f"no session {args.id} in the ledger (regrow history lists them)")
-    session = found[0]
-    session["verdicts"] = [dict(zip(("origin", "operator", "ok", "check", "reason", "duration"),
-                                    (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in verdicts]
     if args.json:
         print(json.dumps(session, indent=2), file=out)
         return 0
     print(f"session {session['id']}: {session['qualname']} — {'fixed' if session['ok'] else 'no fix'}", file=out)
-    print(f"  when        {_when(session['created'])}", file=out)
+    print(f"  when        {_when(session['created'])}"
+          + (f" on {session['host']}" if session.get("host") else ""), file=out)
     print(f"  candidates  {session['candidates']} in {session['duration']:.2f}s", file=out)
     if session["reason"]:
         print(f"  reason      {session['reason']}", file=out)

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._proposers._cache import source_hash
+from .._proposers._llm._accounting import FLEET_GATE
 from .._stores._base import HOST
 from ._assembly import RepairRequest, run_repair
 from ._ledger import refused_result
@@ -83,25 +84,47 @@ def run_claimed(request: RepairRequest, *, lease: float = LEASE, bound: float | 
 def _hold(request: RepairRequest, store: Store, key: str, me: str, lease: float) -> RepairResult:
     """Run the session while holding the claim; a session that found nothing keeps it for the cooldown."""
     models = [p for p in request.options.proposers or () if hasattr(p, "usage") and hasattr(p, "limits")]
-    before = [(p.usage.calls, p.usage.cost) for p in models]
+    before = sum(p.usage.cost for p in models)
+    gate = _Gate(store)
+    token = FLEET_GATE.set(gate)
     try:
         with renewing(store, key, me, lease):
             result = _within_budget(request, store, models)
-            calls = sum(p.usage.calls for p in models) - sum(c for c, _ in before)
-            if calls:
+            cost = sum(p.usage.cost for p in models) - before
+            if gate.calls or cost:  # the calls were counted as they were made; what they cost beyond the estimate
                 with contextlib.suppress(Exception):  # a store that is away: the spend goes unrecorded
-                    store.spend(request.failure.fingerprint, calls,
-                                sum(p.usage.cost for p in models) - sum(c for _, c in before))
+                    store.spend(request.failure.fingerprint, 0, cost - gate.estimated)
     except BaseException:
         with contextlib.suppress(Exception):
             store.release(key, me)
         raise
+    finally:
+        FLEET_GATE.reset(token)
     with contextlib.suppress(Exception):
         if not result.ok and request.options.cooldown > 0:
             store.claim(key, me, request.options.cooldown)
         else:
             store.release(key, me)
     return result
+
+
+class _Gate:
+    """Each model call of a session reserved in the store before it is made (see ``FLEET_GATE``): the
+    fleet's budgets hold per call, not per session. A store that is away lets the call go (each model
+    proposer's own budgets still hold)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store, self.calls, self.estimated = store, 0, 0.0
+
+    def __call__(self, fingerprint: str, hourly: int | None, cost: float) -> str:
+        try:
+            refusal = self.store.reserve(fingerprint, hourly, cost)
+        except Exception as exc:
+            log.warning("the store %s cannot be reached (%s): the fleet's budgets are not checked", self.store, exc)
+            return ""
+        if not refusal:
+            self.calls, self.estimated = self.calls + 1, self.estimated + cost
+        return refusal
 
 
 def _within_budget(request: RepairRequest, store: Store, models: list[Any]) -> RepairResult:

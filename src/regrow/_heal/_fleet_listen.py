@@ -7,9 +7,10 @@ landed fix's key (small, and it may be lost), or the end of a bounded interval â
 :data:`INTERVAL` seconds on SQLite, at least every :data:`PG_INTERVAL` on PostgreSQL. A fix landed
 for the source a healed function runs now (the same source hash) is proven again here against this
 process's own checks before it is installed (:func:`adopt`); it keeps its origin, so a model's fix
-is railed as one, and no proposer is asked (zero model calls). Fixes that landed before the listener
-started are left to the cache: a process meets them when it meets their failure. Every adoption is
-recorded in the store's ``installs`` with the host.
+is railed as one, and no proposer is asked (zero model calls). A function registered after fixes for
+its source landed (a process started later, a module imported later) adopts the newest of them at
+once, the same way. Every adoption is recorded in the store's ``installs`` with the host. The
+listener also writes the sessions the store missed while it was away, as soon as it answers again.
 """
 
 from __future__ import annotations
@@ -81,19 +82,32 @@ class Listener:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.healings: weakref.WeakSet[Healing] = weakref.WeakSet()
+        self.fresh: list[Healing] = []  # registered, not yet offered what landed before
         self.since = store.last_landing()
         self.stopping = threading.Event()
         self.interval = PG_INTERVAL if store.NOTIFY else INTERVAL
         self.thread = threading.Thread(target=self.run, name="regrow-fleet-listener", daemon=True)
 
+    def catch_up(self) -> None:
+        """Offer each newly registered function the newest fixes that landed for its source before."""
+        while self.fresh:
+            healing = self.fresh[0]
+            landed = self.store.landings_for(source_hash(healing.target.source))  # away: kept for the next look
+            with _LOCK:
+                self.fresh.remove(healing)
+            for _, fix, key in landed:
+                self.offer(fix, key, (healing,))
+
     def run(self) -> None:
         while not self.stopping.is_set() and not self.store.closed and len(self.healings):
             try:
+                self.catch_up()
                 if self.store.NOTIFY:
                     self.store.wake(self.interval)
                 elif self.stopping.wait(self.interval):
                     break
                 landed = self.store.landings(self.since)
+                self.store.flush()
             except Exception as exc:  # a store that is away: look again later (the table keeps what landed)
                 log.debug("regrow: the fleet listener cannot read %s: %s", self.store, exc)
                 self.stopping.wait(1.0)
@@ -102,8 +116,8 @@ class Listener:
                 self.since = max(self.since, landing)
                 self.offer(fix, key)
 
-    def offer(self, fix: Candidate, key: str) -> None:
-        for healing in list(self.healings):
+    def offer(self, fix: Candidate, key: str, healings: tuple[Healing, ...] | None = None) -> None:
+        for healing in list(self.healings) if healings is None else healings:
             try:
                 if source_hash(healing.target.source) != key.partition(":")[0]:
                     continue
@@ -128,10 +142,12 @@ def listen(healing: Healing, store: Store) -> None:
             except Exception as exc:  # the store is away: this function heals on its own
                 log.warning("regrow: no fleet listener for %s: %s", store, exc)
                 return
-            listener.healings.add(healing)
             _LISTENERS[store.location] = listener
+            listener.fresh.append(healing)
+            listener.healings.add(healing)
             listener.thread.start()
         else:
+            listener.fresh.append(healing)
             listener.healings.add(healing)
 
 

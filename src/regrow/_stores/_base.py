@@ -11,61 +11,53 @@ anything else a SQLite file, as it always was.
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import dataclasses
-import json
+import logging
 import os
-import socket
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._candidate import Candidate
+from ._fleet import FleetTables
 from ._schema import MIGRATIONS
+from ._tables import (
+    _INSTALL_FIELDS,
+    _JOB_FIELDS,
+    _SESSION_FIELDS,
+    _UNTRUSTED_ENGINE_LABEL,
+    ENGINE_ORIGIN,
+    HOST,
+    Job,
+    StoreError,
+    Tx,
+)
 
 if TYPE_CHECKING:
     from .._result import RepairResult
 
-ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see _engine._plan)
-# What an engine-labelled fix is stored as when the proposer that offered it was not trusted.
-_UNTRUSTED_ENGINE_LABEL = "unknown (labelled engine by an untrusted proposer)"
-_SESSION_FIELDS = ("id", "qualname", "fingerprint", "ok", "reason", "candidates", "duration", "fix", "created", "host")
-_JOB_FIELDS = ("id", "target", "fingerprint", "state", "worker", "attempts", "result", "host", "created", "finished")
-_INSTALL_FIELDS = ("id", "key", "qualname", "host", "pid", "ok", "reason", "created")
+__all__ = ["ENGINE_ORIGIN", "HOST", "_INSTALL_FIELDS", "_JOB_FIELDS", "Job", "Store", "StoreError", "Tx",
+           "closing_on_error"]
+log = logging.getLogger("regrow")
 _BACKENDS: dict[str, type[Store]] = {}  # URL scheme -> backend, filled as the backends are imported
-HOST = socket.gethostname()
+BACKLOG = 1000  # sessions kept in memory while the store cannot be reached, written when it is back
+# The sessions kept for each store location, whichever Store object of this process failed to write them.
+_BACKLOGS: dict[str, collections.deque[tuple[RepairResult, str | None, float]]] = {}
+_BACKLOG_LOCK = threading.Lock()
 
 
-class StoreError(RuntimeError):
-    """The store cannot be opened or used as asked (a missing driver, a newer schema)."""
-
-
-class Tx(Protocol):
-    """Statements run in one open transaction of a backend (``?`` placeholders)."""
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
-    def change(self, sql: str, params: Sequence[Any] = ()) -> int: ...  # how many rows it changed
-    def insert(self, sql: str, params: Sequence[Any]) -> int: ...  # the id of the row it inserted
-    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
-
-
-@dataclasses.dataclass(frozen=True)
-class Job:
-    """A job taken by a worker: its id, the capture it was submitted with, and how often it was taken."""
-
-    id: int
-    capture: dict[str, Any]
-    attempts: int
-    worker: str
-
-
-class Store:
+class Store(FleetTables):
     """The repair cache, the ledger, single-flight claims and jobs, in SQLite or PostgreSQL.
 
     ``Store("regrow.db")`` is a SQLite file (the default, one machine, several processes);
     ``Store("postgresql://…")`` a PostgreSQL database a fleet of processes shares (``regrow[postgres]``).
-    The session and the front-ends use only what is defined here.
+    The session and the front-ends use only what is defined here. A session that cannot be recorded
+    (the store is away) is kept in this process's memory (up to :data:`BACKLOG` a location, the oldest
+    dropped first, with a warning) and written, with the time it ran, by the next record that reaches
+    the store at that location (or the fleet listener, as soon as the store answers).
     """
 
     NOW: ClassVar[str]  # the database's clock, in seconds since the epoch
@@ -156,10 +148,48 @@ class Store:
         return None if not found else str(found[0][0])
 
     def record(self, result: RepairResult, key: str | None) -> int:
-        """Write a finished session to the ledger, and its fix to the cache; returns the session id."""
+        """Write a finished session to the ledger, and its fix to the cache; returns the session id.
+        When the store cannot be reached the session is kept to be written later, and the error raised."""
+        now = time.time()
+        try:
+            session = self._record(result, key, now)
+        except Exception:
+            self._keep(result, key, now)
+            raise
+        self.flush()
+        return session
+
+    def flush(self) -> int:
+        """Write the sessions kept while the store was away, oldest first; how many were written
+        (it stops at the first that still cannot be, keeping it and the rest)."""
+        backlog = _BACKLOGS.get(self.location)
+        written = 0
+        while backlog:
+            with _BACKLOG_LOCK:
+                if not backlog:
+                    break
+                result, key, when = backlog[0]
+            try:
+                self._record(result, key, when)
+            except Exception:
+                break
+            with _BACKLOG_LOCK:
+                if backlog and backlog[0][0] is result:
+                    backlog.popleft()
+            written += 1
+        return written
+
+    def _keep(self, result: RepairResult, key: str | None, when: float) -> None:
+        with _BACKLOG_LOCK:
+            backlog = _BACKLOGS.setdefault(self.location, collections.deque())
+            if len(backlog) >= BACKLOG:
+                log.warning("regrow: %s was away for %d sessions: the oldest is not recorded", self, BACKLOG)
+                backlog.popleft()
+            backlog.append((result, key, when))
+
+    def _record(self, result: RepairResult, key: str | None, now: float) -> int:
         failure, fix = result.failure, result.fix
         fingerprint = failure.fingerprint if failure is not None else ""
-        now = time.time()
         with self._transaction() as tx:
             session = tx.insert(
                 "INSERT INTO sessions (qualname, fingerprint, ok, reason, candidates, duration, fix, created, host) "
@@ -195,6 +225,18 @@ class Store:
                             (qualname,) if qualname else ())
         return [dict(zip(_SESSION_FIELDS, row, strict=True)) for row in found]
 
+    def session(self, number: int) -> dict[str, Any] | None:
+        """One session of the ledger with its verdicts (``None``: no such session)."""
+        with self._transaction(write=False) as tx:
+            found = tx.rows(f"SELECT {', '.join(_SESSION_FIELDS)} FROM sessions WHERE id = ?", (number,))
+            verdicts = tx.rows("SELECT origin, operator, ok, check_name, reason, duration FROM verdicts "
+                               "WHERE session = ?", (number,)) if found else []
+        if not found:
+            return None
+        return {**dict(zip(_SESSION_FIELDS, found[0], strict=True)),
+                "verdicts": [dict(zip(("origin", "operator", "ok", "check", "reason", "duration"),
+                                      (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in verdicts]}
+
     # Distribution -------------------------------------------------------------------------------
 
     def last_landing(self) -> int:
@@ -208,6 +250,17 @@ class Store:
         with self._transaction(write=False) as tx:
             found = tx.rows("SELECT l.id, f.key, f.source, f.origin, f.operator FROM landings l "
                             "JOIN fixes f ON f.key = l.key WHERE l.id > ? ORDER BY l.id", (after,))
+        return [(int(id_), Candidate(source, origin=origin, operator=operator, note=f"landed under {key}"), str(key))
+                for id_, key, source, origin, operator in found]
+
+    def landings_for(self, source: str) -> list[tuple[int, Candidate, str]]:
+        """The newest fix landed for each failure of the source whose hash is ``source``: what a process
+        that starts running that source adopts (as :meth:`landings`)."""
+        prefix = f"{source}:"
+        with self._transaction(write=False) as tx:
+            found = tx.rows("SELECT MAX(l.id), f.key, f.source, f.origin, f.operator FROM landings l "
+                            "JOIN fixes f ON f.key = l.key WHERE substr(l.key, 1, ?) = ? "
+                            "GROUP BY f.key, f.source, f.origin, f.operator ORDER BY MAX(l.id)", (len(prefix), prefix))
         return [(int(id_), Candidate(source, origin=origin, operator=operator, note=f"landed under {key}"), str(key))
                 for id_, key, source, origin, operator in found]
 
@@ -226,136 +279,6 @@ class Store:
         with self._transaction(write=False) as tx:
             found = tx.rows(f"SELECT {', '.join(_INSTALL_FIELDS)} FROM installs ORDER BY id DESC")
         return [dict(zip(_INSTALL_FIELDS, row, strict=True)) for row in found]
-
-    # Budgets across the fleet ---------------------------------------------------------------------
-
-    def set_budget(self, *, spend_cap: float | None = None, calls_per_failure_per_hour: int | None = None) -> None:
-        """Set the fleet's model budgets, read by every process at every claim: a cap on what all sessions
-        spend in total (USD), and model calls per failure fingerprint per rolling hour (``None``: no
-        fleet-wide cap; the hourly calls fall back to each model proposer's own limit)."""
-        with self._transaction() as tx:
-            for name, value in (("spend_cap", spend_cap), ("calls_per_failure_per_hour", calls_per_failure_per_hour)):
-                tx.change("DELETE FROM budget WHERE name = ?", (name,))
-                if value is not None:
-                    tx.change("INSERT INTO budget (name, value) VALUES (?, ?)", (name, float(value)))
-
-    def spend_refusal(self, fingerprint: str, hourly: int | None) -> str:
-        """Why a session for ``fingerprint`` may not call a model now (``""``: it may), decided in one
-        transaction from the spend table: the fleet's calls for it in the last hour (database clock) against
-        the fleet's hourly limit (else ``hourly``), and the fleet's total spend against its cap."""
-        with self._transaction() as tx:
-            if self.LOCK:
-                tx.rows(self.LOCK)  # one decision at a time fleet-wide
-            limits = dict(tx.rows("SELECT name, value FROM budget"))
-            hourly = int(limits["calls_per_failure_per_hour"]) if "calls_per_failure_per_hour" in limits else hourly
-            if hourly is not None:
-                calls = int(tx.rows(self._sql("SELECT COALESCE(SUM(calls), 0) FROM spend WHERE fingerprint = ? "
-                                              "AND created > {now} - 3600"), (fingerprint,))[0][0])
-                if calls >= hourly:
-                    return (f"this failure ({fingerprint}) already had {calls} model calls across the fleet in the "
-                            f"last hour (limit {hourly}): it is not sent to a model again yet")
-            cap = limits.get("spend_cap")
-            if cap is not None:
-                spent = float(tx.rows("SELECT COALESCE(SUM(cost), 0) FROM spend")[0][0])
-                if spent >= float(cap):
-                    return f"the fleet's model spend cap of ${float(cap):g} is spent (${spent:.4f})"
-        return ""
-
-    def spend(self, fingerprint: str, calls: int, cost: float) -> None:
-        """Count what a session's model calls spent, fleet-wide (``cost`` in USD)."""
-        with self._transaction() as tx:
-            tx.change(self._sql("INSERT INTO spend (fingerprint, calls, cost, host, created) "
-                                "VALUES (?, ?, ?, ?, {now})"), (fingerprint, int(calls), float(cost), HOST))
-
-    # Single flight --------------------------------------------------------------------------------
-
-    def claim(self, fingerprint: str, holder: str, lease_seconds: float) -> bool:
-        """Claim the repair of ``fingerprint`` for ``holder`` until the lease ends; whether it is now
-        ``holder``'s. Atomic across processes and hosts: of any number claiming at once, one wins. A
-        claim whose lease has ended (its holder died) goes to the next to claim; the holder renews its
-        own claim by claiming again."""
-        with self._transaction() as tx:
-            return tx.change(self._sql(
-                "INSERT INTO claims (fingerprint, holder, claimed, expires) VALUES (?, ?, {now}, {now} + ?) "
-                "ON CONFLICT (fingerprint) DO UPDATE SET holder = excluded.holder, claimed = excluded.claimed, "
-                "expires = excluded.expires WHERE claims.expires < {now} OR claims.holder = excluded.holder"),
-                (fingerprint, holder, float(lease_seconds))) == 1
-
-    def release(self, fingerprint: str, holder: str) -> bool:
-        """Give up ``holder``'s claim on ``fingerprint``; whether it held it."""
-        with self._transaction() as tx:
-            return tx.change("DELETE FROM claims WHERE fingerprint = ? AND holder = ?", (fingerprint, holder)) == 1
-
-    def holder(self, fingerprint: str) -> str | None:
-        """Who holds an unexpired claim on ``fingerprint``, if anyone."""
-        with self._transaction(write=False) as tx:
-            found = tx.rows(self._sql("SELECT holder FROM claims WHERE fingerprint = ? AND expires >= {now}"),
-                            (fingerprint,))
-        return str(found[0][0]) if found else None
-
-    def landed(self, key: str) -> bool:
-        """Whether a proven fix is stored for the failure claimed under ``key`` (``source hash:fingerprint``),
-        whatever checks proved it."""
-        prefix = f"{key}:"
-        with self._transaction(write=False) as tx:
-            return bool(tx.rows("SELECT 1 FROM fixes WHERE substr(key, 1, ?) = ? LIMIT 1", (len(prefix), prefix)))
-
-    def claims(self) -> list[dict[str, Any]]:
-        """Every claim with its holder, when it was claimed and when its lease ends (database clock)."""
-        with self._transaction(write=False) as tx:
-            found = tx.rows("SELECT fingerprint, holder, claimed, expires FROM claims ORDER BY fingerprint")
-        return [dict(zip(("fingerprint", "holder", "claimed", "expires"), row, strict=True)) for row in found]
-
-    # Jobs -----------------------------------------------------------------------------------------
-
-    def submit(self, capture: Mapping[str, Any]) -> int:
-        """Queue a captured failure (see ``regrow._service._worker.capture``) for a worker; returns the job's id."""
-        target, fingerprint = capture.get("target"), capture.get("fingerprint")
-        if not isinstance(target, str) or not isinstance(fingerprint, str):
-            raise ValueError("a capture names its 'target' (module::qualname) and its failure's 'fingerprint'")
-        text = json.dumps(dict(capture))
-        with self._transaction() as tx:
-            return tx.insert("INSERT INTO jobs (target, fingerprint, capture, host, created) VALUES (?, ?, ?, ?, ?)",
-                             (target, fingerprint, text, HOST, time.time()))
-
-    def take(self, worker: str, lease_seconds: float, *, max_attempts: int = 3) -> Job | None:
-        """The oldest job no live worker holds, now ``worker``'s until the lease ends (``None``: none
-        waits). A job whose worker died (its lease ended) is taken again, up to ``max_attempts`` times."""
-        with self._transaction() as tx:
-            found = tx.rows(self._sql(
-                "SELECT id FROM jobs WHERE (state = 'queued' OR (state = 'taken' AND expires < {now})) "
-                "AND attempts < ? ORDER BY id LIMIT 1 {skip}"), (max_attempts,))
-            if not found:
-                return None
-            job = int(found[0][0])
-            tx.change(self._sql("UPDATE jobs SET state = 'taken', worker = ?, expires = {now} + ?, "
-                                "attempts = attempts + 1 WHERE id = ?"), (worker, float(lease_seconds), job))
-            capture, attempts = tx.rows("SELECT capture, attempts FROM jobs WHERE id = ?", (job,))[0]
-        return Job(job, json.loads(capture), int(attempts), worker)
-
-    def renew(self, job: Job, lease_seconds: float) -> bool:
-        """Extend the lease on a job this worker still holds; whether it does."""
-        with self._transaction() as tx:
-            return tx.change(self._sql("UPDATE jobs SET expires = {now} + ? WHERE id = ? AND worker = ? "
-                                       "AND state = 'taken'"), (float(lease_seconds), job.id, job.worker)) == 1
-
-    def finish(self, job: Job, result: Mapping[str, Any]) -> bool:
-        """Mark ``job`` done with ``result`` (plain data); whether this worker completed it — false when
-        its lease ended and another worker took the job, so a job is done once."""
-        with self._transaction() as tx:
-            return tx.change(self._sql("UPDATE jobs SET state = 'done', result = ?, finished = {now} "
-                                       "WHERE id = ? AND worker = ? AND state = 'taken'"),
-                             (json.dumps(dict(result)), job.id, job.worker)) == 1
-
-    def jobs(self, state: str | None = None) -> list[dict[str, Any]]:
-        """The jobs, oldest first (optionally in one state: queued, taken or done), results decoded."""
-        query = f"SELECT {', '.join(_JOB_FIELDS)} FROM jobs"
-        with self._transaction(write=False) as tx:
-            found = tx.rows(query + (" WHERE state = ?" if state else "") + " ORDER BY id", (state,) if state else ())
-        rows = [dict(zip(_JOB_FIELDS, row, strict=True)) for row in found]
-        for row in rows:
-            row["result"] = None if row["result"] is None else json.loads(row["result"])
-        return rows
 
 
 @contextlib.contextmanager

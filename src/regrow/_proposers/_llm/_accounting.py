@@ -9,6 +9,7 @@ in a loop cannot call the model a thousand times.
 from __future__ import annotations
 
 import collections
+import contextvars
 import dataclasses
 import threading
 import time
@@ -124,6 +125,14 @@ def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
     return None
 
 
+# The fleet's gate for one session's model calls, set by the fleet's single flight (regrow._heal._fleet)
+# while it runs a session with a store: called before each call with the failure's fingerprint, the
+# hourly limit and the call's estimated cost, it reserves the call in the store in one transaction
+# with the check of the fleet's budgets, and answers why not ("": reserved).
+FleetGate = Callable[[str, "int | None", float], str]
+FLEET_GATE: contextvars.ContextVar[FleetGate | None] = contextvars.ContextVar("regrow_fleet_gate", default=None)
+
+
 class Ledger:
     """Process-wide totals and the per-fingerprint call times; safe across threads."""
 
@@ -209,6 +218,9 @@ class Meter:
             if recent >= hourly:
                 return (f"this failure ({self.fingerprint}) already had {recent} model calls in the last hour "
                         f"(limit {hourly}); it keeps recurring, so it is not sent to the model again yet")
+        gate = FLEET_GATE.get()
+        if gate is not None:  # the last word, as it counts the call when it allows it
+            return gate(self.fingerprint, hourly, self.cost(prompt_tokens, 0))
         return ""
 
     def start(self) -> None:

@@ -1,0 +1,39 @@
+"""What every part of the store shares: the rows' fields, the transaction protocol, a job, the host's name."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see _engine._plan)
+# What an engine-labelled fix is stored as when the proposer that offered it was not trusted.
+_UNTRUSTED_ENGINE_LABEL = "unknown (labelled engine by an untrusted proposer)"
+_SESSION_FIELDS = ("id", "qualname", "fingerprint", "ok", "reason", "candidates", "duration", "fix", "created", "host")
+_JOB_FIELDS = ("id", "target", "fingerprint", "state", "worker", "attempts", "result", "host", "created", "finished")
+_INSTALL_FIELDS = ("id", "key", "qualname", "host", "pid", "ok", "reason", "created")
+HOST = socket.gethostname()
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or used as asked (a missing driver, a newer schema)."""
+
+
+class Tx(Protocol):
+    """Statements run in one open transaction of a backend (``?`` placeholders)."""
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+    def change(self, sql: str, params: Sequence[Any] = ()) -> int: ...  # how many rows it changed
+    def insert(self, sql: str, params: Sequence[Any]) -> int: ...  # the id of the row it inserted
+    def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """A job taken by a worker: its id, the capture it was submitted with, and how often it was taken."""
+
+    id: int
+    capture: dict[str, Any]
+    attempts: int
+    worker: str
