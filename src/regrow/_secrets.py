@@ -20,13 +20,12 @@ import functools
 import os
 import re
 import sys
-import sysconfig
 import threading
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-from ._frames import PACKAGE_DIR
+from ._frames import users_file
 from ._redact import MASK, is_secret_name, is_secret_variable
 
 MIN_SECRET = 6  # characters (or bytes) a value needs to count as a secret: shorter ones would mask ordinary words
@@ -109,9 +108,6 @@ def pattern_of(secrets: frozenset[str | bytes]) -> tuple[re.Pattern[str] | None,
 
 # -- every secret of the host, for texts that come back from a sandbox outside a session -------------
 
-_not_user = tuple({os.path.realpath(path) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
-                   if (path := sysconfig.get_paths().get(key))} |
-                  {os.path.dirname(os.path.realpath(PACKAGE_DIR)) + os.sep})  # regrow itself
 _user_modules: dict[str, Any] = {"count": -1, "secrets": frozenset()}
 
 
@@ -126,7 +122,7 @@ def user_module_secrets() -> frozenset[str | bytes]:
         namespace = getattr(module, "__dict__", None)
         if type(path) is not str or type(namespace) is not dict:
             continue
-        if os.path.realpath(path).startswith(_not_user):
+        if not users_file(path):  # the standard library, an installed package, regrow
             continue
         found |= _named_secrets(namespace)
     _user_modules["count"], _user_modules["secrets"] = len(sys.modules), frozenset(found)
