@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib.util
+import json
 import re
 import types
 from collections.abc import Callable, Iterator
@@ -107,6 +108,15 @@ def test_a_reply_that_cannot_be_used_ends_in_a_clear_verdict(
     assert "asked to choose among the 2 candidates, its reply could not be used: " in result.reason, result.reason
     assert verdict in result.reason and result.reason.endswith("; nothing installed")
     assert mod.double(3) == 5
+
+
+def test_the_models_reason_is_one_line_of_printable_text(model: OpenAIServer,
+                                                        make_module: Callable[[str], types.ModuleType]) -> None:
+    mod = make_module(DOUBLE)
+    model.add(Text(json.dumps({"choice": None, "why": "\x1b[2J\x1b[31mneither\nregrow: repaired double\r\x07"})))
+    result = regrow.repair(mod.double, args=(3,), tests=[check_double], model="openai:gpt-test")
+    assert not result.ok and "it chose none ([2J [31mneither regrow: repaired double)" in result.reason, result.reason
+    assert not any(ch in result.reason for ch in "\x1b\n\r\x07")
 
 
 def test_without_a_model_the_ambiguity_is_reported_as_before(make_module: Callable[[str], types.ModuleType]) -> None:

@@ -112,7 +112,9 @@ def parse_choice(text: str, count: int) -> tuple[int | None, str, str]:
     if not isinstance(data, dict) or "choice" not in data:
         return None, "", "the reply is not an object with a choice"
     choice, why = data["choice"], data.get("why", "")
-    why = cap(why.strip(), 300) if isinstance(why, str) else ""
+    # The reason is shown in verdicts and terminals: one line of printable text (no escapes, no newlines).
+    why = cap(" ".join("".join(ch if ch.isprintable() else " " for ch in why).split()), 300) \
+        if isinstance(why, str) else ""
     if choice is None or (isinstance(choice, str) and choice.strip().lower() in ("none", "0", "")):
         return None, why, ""
     if isinstance(choice, str) and choice.strip().isdigit():
