@@ -143,6 +143,7 @@ def test_summary_table_and_html_report(run: tuple[dict[str, Any], str, Path]) ->
     page = (out / "report.html").read_text()
     assert "<svg" in page and "<script" not in page and "with_tax" in page
     assert "unjudged <b>0</b>" in page
+    assert "fixes by request: engine 3, locate 0, rewrite 0, choose 0" in page
 
 
 def test_a_model_s_wrong_fix_is_reported_wrong(suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
