@@ -9,9 +9,12 @@ from typing import Any
 
 def fix_source(row: dict[str, Any]) -> str:
     """Which request a regrow fix came from: ``locate``, ``choose``, ``rewrite`` (a model's function or
-    edit), ``engine`` — from the fix's operator label; ``""`` for no fix or a self-heal run."""
+    edit), ``engine`` — as ``regrow bench`` says it (``via``), else from the fix's operator label (runs
+    recorded before it said); ``""`` for no fix or a self-heal run."""
     if not row.get("fix") or row["system"] == "self-heal":
         return ""
+    if row.get("via"):
+        return str(row["via"])
     operator = str(row.get("operator") or "")
     if "locate:" in operator:
         return "locate"

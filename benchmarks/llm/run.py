@@ -283,7 +283,8 @@ def run_systems(tasks: list[dict[str, Any]], args: argparse.Namespace, out: Path
                         result = run_bench(out / "tasks.toml", work, system.split("-")[1], jobs=1,
                                            timeout=args.timeout, task=task["name"], env=env, model=model)[0]
                         row = {"status": result["status"], "reason": result.get("reason", ""),
-                               "operator": result.get("operator"), "patch": result.get("patch"),
+                               "operator": result.get("operator"), "via": result.get("via"),
+                               "patch": result.get("patch"),
                                "counterexample": result.get("counterexample"),
                                "judged_calls": result.get("judged_calls"), "engine": result.get("engine") or {}}
                 except Exception as exc:  # one broken run must not end the benchmark

@@ -21,6 +21,26 @@ class Candidate:
     line: int | None = None  # line of the edit, relative to the definition (1 = def line)
     note: str = ""
 
+    @property
+    def via(self) -> str:
+        """Which request made it: ``"engine"`` (the built-in engine alone), ``"locate"`` (the engine's edit at
+        the place a model named), ``"rewrite"`` (a model's function or edit), ``"choose"`` (a model's pick
+        among candidates that disagreed), or ``"other"`` (any other proposer).
+
+        Read from ``origin`` and the labels a model proposer gives ``operator`` (``"call 2"``, ``"call 1
+        locate: …"``, ``"call 1 choose: candidate 2"``), which the store keeps: a fix served from the
+        cache says what made it first.
+        """
+        if self.origin == "engine":
+            return "engine"
+        if ":" not in self.origin:  # a model's origin is "provider:model"
+            return "other"
+        if "locate:" in self.operator:
+            return "locate"
+        if "choose:" in self.operator:
+            return "choose"
+        return "rewrite" if self.operator.startswith("call ") else "other"
+
     def describe(self) -> str:
         where = f" at line {self.line}" if self.line else ""
         op = f" {self.operator}" if self.operator else ""

@@ -53,6 +53,12 @@ class RepairResult:
     def candidates(self) -> int:
         return len(self.history)
 
+    @property
+    def via(self) -> str:
+        """Which request made the fix: ``"engine"``, ``"locate"``, ``"rewrite"``, ``"choose"`` or ``"other"``
+        (see :attr:`Candidate.via <regrow.extend.Candidate.via>`); ``""`` without a fix."""
+        return self.fix.via if self.fix is not None else ""
+
     def ledger(self, limit: int = 8) -> str:
         """A short human-readable account of the attempts, for notes and logs."""
         screened = f", {self.screened} screened by the engine" if self.screened else ""
@@ -62,6 +68,8 @@ class RepairResult:
             head += f": {self.reason}"
         rejected = [a for a in self.history if not a.verdict.ok]
         lines = [head]
+        if self.ok and self.fix is not None:
+            lines.append(f"  fixed by {self.via}: {self.fix.describe()}")
         for attempt in rejected[:limit]:
             lines.append(f"  - {attempt.candidate.describe()}: {attempt.verdict.check}: {attempt.verdict.reason}")
         if len(rejected) > limit:

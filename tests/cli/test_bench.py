@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import re
 import shutil
 import types
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_servers import OpenAIServer, Text
+from llm_servers import OpenAIServer, Text, greedy
 
 from regrow._checks._inputs import Call, optional_parameters, seal_all, widen
 from regrow._cli._bench._judge import DEFAULT_MIN_CALLS, jobs, judge
@@ -136,10 +137,13 @@ def test_summary_table_and_html_report(run: tuple[dict[str, Any], str, Path]) ->
     assert (summary["correct"], summary["wrong"], summary["unjudged"], summary["checked"]) == (3, 0, 0, 3)
     assert (summary["abstained"], summary["abstained_correct"], summary["abstained_wrong"]) == (1, 0, 1)
     assert "with_tax" in printed and "fixed 3/5 fixable tasks" in printed
+    assert summary["fixed_via"] == {"engine": 3, "locate": 0, "rewrite": 0, "choose": 0}
+    assert "fixes by request: engine 3, locate 0, rewrite 0, choose 0" in printed
     assert "correct 3, wrong 0, unjudged 0 of 3" in printed
     page = (out / "report.html").read_text()
     assert "<svg" in page and "<script" not in page and "with_tax" in page
     assert "unjudged <b>0</b>" in page
+    assert "fixes by request: engine 3, locate 0, rewrite 0, choose 0" in page
 
 
 def test_a_model_s_wrong_fix_is_reported_wrong(suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,6 +160,48 @@ def test_a_model_s_wrong_fix_is_reported_wrong(suite: Path, tmp_path: Path, monk
     assert "+    for divisor in range(3, int(n + 0.5) + 1):" in wrong["patch"]
     assert wrong["status"] == "wrong" and wrong["correct"] is False
     assert "reference returned (True" in wrong["counterexample"] and "fix returned (False" in wrong["counterexample"]
+
+
+DOUBLING = {  # a suite of one task whose one test lets two fixes through: `n * 2` and `n + 3`
+    "manifest.toml": '[suite]\nname = "doubling"\nroot = "."\n\n[[task]]\nname = "double"\n'
+                     'target = "programs/double.py::double"\ntests = ["checks/check_double.py"]\n'
+                     'reference = "reference/double.py::double"\nfixable = true\n',
+    "programs/double.py": 'def double(n):\n    """Twice n."""\n    return n + 2\n',
+    "reference/double.py": 'def double(n):\n    """Twice n."""\n    return n * 2\n',
+    "checks/check_double.py": "from programs.double import double\n\n\ndef test_three():\n"
+                              "    assert double(3) == 6\n",
+}
+
+
+def test_chain_mode_says_which_request_made_each_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, text in DOUBLING.items():
+        (tmp_path / "suite" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "suite" / name).write_text(text)
+
+    def decide(system: str, user: str, params: dict[str, Any]) -> str:
+        assert "settle an ambiguous repair" in system, system  # the engine abstained; the model chooses
+        blocks = re.findall(r"## Candidate (\d+)\n```python\n(.*?)```", user, re.S)
+        return json.dumps({"choice": next(int(n) for n, code in blocks if "n * 2" in code)})
+
+    with OpenAIServer() as server:
+        server.add(greedy(decide))
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        data, printed = bench(tmp_path / "suite" / "manifest.toml", tmp_path / "out", "--proposer", "chain",
+                              "--model", "openai:gpt-test")
+        assert len(server.requests) == 1
+    chosen = task(data, "double")
+    assert chosen["status"] == "correct" and chosen["via"] == "choose", chosen.get("reason")
+    assert data["summary"]["fixed_via"] == {"engine": 0, "locate": 0, "rewrite": 0, "choose": 1}
+    assert "fixes by request: engine 0, locate 0, rewrite 0, choose 1" in printed
+
+
+def test_fixes_are_counted_by_the_request_that_made_them() -> None:
+    fixed = [{"name": n, "status": "correct", "fixable": True, "via": via}
+             for n, via in enumerate(["engine", "locate", "choose", "choose", "", "other"])]
+    assert summarise(fixed)["fixed_via"] == {"engine": 1, "locate": 1, "rewrite": 0, "choose": 2, "other": 2}
+    assert summarise([{"name": "x", "status": "not-fixed", "via": "engine"}])["fixed_via"] == {
+        "engine": 0, "locate": 0, "rewrite": 0, "choose": 0}
 
 
 def test_the_calls_a_judgement_needs_come_from_the_command_line(suite: Path, tmp_path: Path) -> None:

@@ -39,5 +39,6 @@ def test_each_fix_is_put_down_to_its_request() -> None:
         {"system": "regrow-chain", "fix": True, "operator": "binary-op"},
         {"system": "regrow-chain", "fix": False, "operator": None},
         {"system": "self-heal", "fix": True, "operator": None},
+        {"system": "regrow-chain", "fix": True, "operator": "call 1 choose: candidate 2", "via": "choose"},
     ]
-    assert [costs.fix_source(r) for r in rows] == ["locate", "rewrite", "choose", "engine", "", ""]
+    assert [costs.fix_source(r) for r in rows] == ["locate", "rewrite", "choose", "engine", "", "", "choose"]

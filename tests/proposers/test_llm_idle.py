@@ -3,7 +3,8 @@
 Through each installed SDK against a loopback server: a reply that streams slowly, for longer than the
 old total limit (``call_timeout``), is used; a stream that stops mid-way ends after the inactivity limit
 with a verdict that says so, and is tried again at most ``max_stalls`` times. Each streamed call records
-its first-token latency and its tokens per second.
+its first-token latency and its tokens per second. Every wire streams (OpenAI, Anthropic, Gemini), sync
+and async, and each one's proposer waits for a slow reply that is still producing.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def test_a_server_silent_before_its_first_token_is_a_stall_too() -> None:
 
 # google-genai's async client subclasses aiohttp's ClientSession, which aiohttp warns about.
 @pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
-@pytest.mark.parametrize("wire", [w for w in ("openai", "gemini") if installed(w)])
+@pytest.mark.parametrize("wire", [w for w in ("openai", "anthropic", "gemini") if installed(w)])
 def test_async_a_stream_that_stops_ends_after_the_inactivity_limit(wire: str) -> None:
     # google-genai's async client over aiohttp bounds the whole call by its time limit: regrow waits per part.
     with SERVERS[wire]([Text(REPLY, pieces=3, stall_after=1)] * 2) as server:
@@ -98,7 +99,7 @@ def test_async_a_stream_that_stops_ends_after_the_inactivity_limit(wire: str) ->
 
 
 @pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
-@pytest.mark.parametrize("wire", [w for w in ("openai", "gemini") if installed(w)])
+@pytest.mark.parametrize("wire", [w for w in ("openai", "anthropic", "gemini") if installed(w)])
 def test_async_a_slow_stream_is_used(wire: str) -> None:
     with SERVERS[wire]([Text(REPLY, pieces=3, event_delay=1.0)]) as server:
         transport = transport_for(MODELS[wire], api_key="k", base_url=server.base_url)
@@ -116,13 +117,17 @@ def price(text: str) -> float:
     return float(text)
 
 
-def test_the_proposer_streams_unasked_and_records_first_token_and_speed() -> None:
+def test_the_proposer_streams_unasked_and_records_first_token_and_speed(server: LoopbackServer) -> None:
+    # Each wire's proposer (OpenAI, Anthropic, Gemini: all stream) waits for a reply that takes longer than the
+    # old total limit while it keeps producing.
     events: list[Any] = []
-    with OpenAIServer([Text(REPLY, pieces=3, event_delay=0.3, output_tokens=30)]) as server:
-        llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=SLOW, evidence=False)
-        request = failing_request(price, "$3", events=(events.append,), max_attempts=1)
-        candidates = list(llm.propose(request))
-        assert server.requests[0].body.get("stream") is True
+    server.add(Text(REPLY, pieces=4, event_delay=1.6, output_tokens=30))
+    llm = proposer_for(MODELS[server.wire], api_key="k", base_url=server.base_url, retry=SLOW, evidence=False)
+    request = failing_request(price, "$3", events=(events.append,), max_attempts=1)
+    started = time.monotonic()
+    candidates = list(llm.propose(request))
+    assert time.monotonic() - started > SLOW.call_timeout and len(server.requests) == 1
+    assert server.is_stream(server.requests[0])
     assert [c.source for c in candidates] == ["def price(text):\n    return float(text.strip('$'))\n"]
     usage = llm.last_usage
     assert usage.streamed == 1 and usage.generated == 30

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from .._ambiguity import Ambiguity
     from .._candidate import Candidate
     from .._checks._oracles import Check
     from .._events import EventHandler
@@ -42,6 +43,9 @@ class Request:
     # The checks say what is right (see regrow._proof._policy); without, the no-oracle policy decides what is
     # installed, and the engine does not abstain (docs/engine.md).
     oracle: bool = True
+    # An earlier proposer's candidates passed every check but disagree (the engine abstained): a model proposer
+    # settles it with a choose request instead of writing fixes of its own (docs/llm.md).
+    ambiguity: Ambiguity | None = None
 
     @property
     def listened(self) -> bool:

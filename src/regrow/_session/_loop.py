@@ -68,6 +68,7 @@ class Session:
         self.handlers = tuple(on_event)
         self.history: list[Attempt] = []
         self.ambiguity: Ambiguity | None = None  # a proposer's candidates passed but disagree (regrow._ambiguity)
+        self.settling: list[str] = []  # what the later proposers, asked to settle it, made of it
         self.screened = 0
         self.screened_attempts: list[Attempt] = []  # what proposers judged themselves, for later ones
         self.refused: list[str] = []  # what the sandbox refused, one reason per candidate it refused
@@ -129,7 +130,8 @@ class Session:
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
                               self.budget.max_candidates, self.budget.max_attempts, (self._relay,),
                               self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs,
-                              views=self.views, environ=self.environ, oracle=self.oracle)
+                              views=self.views, environ=self.environ, oracle=self.oracle,
+                              ambiguity=self.ambiguity)
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:
@@ -153,11 +155,15 @@ class Session:
             if proposals.error is not None:  # a broken proposer must not end the session: try the next one
                 self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {proposals.error}")
                 reason = f"proposer {proposer.name} failed: {proposals.error}"
+                if request.ambiguity is not None:
+                    self.settling.append(reason)
             else:
                 reason = "every proposer ran out of candidates"
                 stopped = stop_reason(proposer)
                 if isinstance(stopped, str) and stopped:
                     notes.append(f"{proposer.name}: {stopped}")
+                    if request.ambiguity is not None:  # what a later proposer made of the ambiguity (a model's choice)
+                        self.settling.append(notes[-1])
                 ambiguity = getattr(proposer, "ambiguity", None)
                 if isinstance(ambiguity, Ambiguity) and self.ambiguity is None:
                     self.ambiguity = ambiguity
@@ -207,7 +213,7 @@ class Session:
 
     def _failed(self, reason: str) -> RepairResult:
         if self.ambiguity is not None:
-            reason = f"{self.ambiguity.summary()}; nothing installed"
+            reason = "; ".join([self.ambiguity.summary(), *self.settling, "nothing installed"])
         return RepairResult(False, self.target.qualname, self.failure, history=self.history, reason=reason,
                             ambiguous=self.ambiguity)
 

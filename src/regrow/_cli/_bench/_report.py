@@ -93,7 +93,19 @@ def summarise(results: list[dict[str, Any]]) -> dict[str, Any]:
         # per task: a few slow tasks do not hide how fast the engine is on most of them
         "median_candidates_per_second": round(statistics.median(speeds), 1) if speeds else None,
         "at_time_budget": sum(map(at_time_budget, results)),
+        # Which request made each fix (Candidate.via): the engine alone, or a model's locate, rewrite or choose.
+        "fixed_via": fixed_via(fixed),
     }
+
+
+VIAS = ("engine", "locate", "rewrite", "choose")
+
+
+def fixed_via(fixed: list[dict[str, Any]]) -> dict[str, int]:
+    """Fixes per request that made them: every one of :data:`VIAS`, then any other (``"other"``: a user's
+    proposer, or a result written before fixes said theirs)."""
+    counts = Counter(r.get("via") or "other" for r in fixed)
+    return {**{via: counts.pop(via, 0) for via in VIAS}, **dict(counts)}
 
 
 def _percent(part: int, whole: int) -> float | None:
@@ -124,6 +136,8 @@ def table(results: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         f"{s['at_time_budget']} tasks at the time budget); "
         f"statuses: {', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}",
     ]
+    if s["fixed"]:
+        lines.append("fixes by request: " + ", ".join(f"{via} {n}" for via, n in s["fixed_via"].items()))
     if s["abstained"]:
         lines.append(f"abstained {s['abstained']} (candidates disagreed; the best ranked would have been correct "
                      f"{s['abstained_correct']}, wrong {s['abstained_wrong']})")
@@ -209,7 +223,8 @@ pre {{ background: #f6f6f6; padding: 6px; }} .numbers span {{ margin-right: 2em;
 unjudged <b>{s['unjudged']}</b> of {s['checked']} ({_shown(s['correct_percent'])} correct)</span>
 <span>wrong claims on unfixable tasks <b>{s['wrong_claims']}</b></span>
 <span>median <b>{_shown(s['median_seconds'], 's')}</b> per task</span>
-<span><b>{_shown(s['candidates_per_second'], '')}</b> candidates/s</span></p>
+<span><b>{_shown(s['candidates_per_second'], '')}</b> candidates/s</span>
+<span>fixes by request: {html.escape(', '.join(f'{via} {n}' for via, n in s.get('fixed_via', {}).items()))}</span></p>
 {chart(results)}
 <table><tr><th>task</th><th>family</th><th>status</th><th>calls judged</th><th>operator</th><th>candidates</th>
 <th>time</th><th>detail</th></tr>

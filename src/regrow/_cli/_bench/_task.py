@@ -153,7 +153,7 @@ def _repair(target: Target, tests: PytestTests, baseline: Spectrum, proposers: l
     if not outcome.ok or outcome.fix is None:
         return {**result, "status": "not-fixed", "reason": outcome.reason}
     fix = outcome.fix
-    return {**result, "status": "fixed", "patch": outcome.diff, "operator": fix.operator,
+    return {**result, "status": "fixed", "patch": outcome.diff, "operator": fix.operator, "via": fix.via,
             "tier": _TIERS.get(fix.operator), "note": fix.note, "confidence": _confidence(fix.note),
             "edit_size": fix.edit_size, "source": fix.source}
 

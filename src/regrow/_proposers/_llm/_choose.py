@@ -30,7 +30,7 @@ from ._sections import cap
 from ._transport import Chat
 
 if TYPE_CHECKING:
-    from ._proposer import LLMProposer
+    from ._model import ModelProposer
 
 MAX_CANDIDATES = 4
 MAX_INPUTS = 5
@@ -112,7 +112,9 @@ def parse_choice(text: str, count: int) -> tuple[int | None, str, str]:
     if not isinstance(data, dict) or "choice" not in data:
         return None, "", "the reply is not an object with a choice"
     choice, why = data["choice"], data.get("why", "")
-    why = cap(why.strip(), 300) if isinstance(why, str) else ""
+    # The reason is shown in verdicts and terminals: one line of printable text (no escapes, no newlines).
+    why = cap(" ".join("".join(ch if ch.isprintable() else " " for ch in why).split()), 300) \
+        if isinstance(why, str) else ""
     if choice is None or (isinstance(choice, str) and choice.strip().lower() in ("none", "0", "")):
         return None, why, ""
     if isinstance(choice, str) and choice.strip().isdigit():
@@ -126,7 +128,7 @@ def parse_choice(text: str, count: int) -> tuple[int | None, str, str]:
     return choice - 1, why, ""
 
 
-def choose(ambiguity: AmbiguityLike, proposer: LLMProposer, *, deadline: float | None = None,
+def choose(ambiguity: AmbiguityLike, proposer: ModelProposer, *, deadline: float | None = None,
            timeout: float = 300.0) -> Choice:
     """Ask ``proposer``'s model to pick among ``ambiguity``'s candidates (one call, retried as any).
 
@@ -158,9 +160,26 @@ def choose(ambiguity: AmbiguityLike, proposer: LLMProposer, *, deadline: float |
         return Choice(None, None, refusal, refused=True)
     if index is None:
         return Choice(None, None, why or "the model chose none")
-    candidate = Candidate(candidates[index], origin=proposer.name, operator=f"choose: candidate {index + 1}",
-                          note=why)
-    return Choice(index, candidate, why)
+    return Choice(index, picked(ambiguity, index, proposer.name, why), why)
+
+
+def picked(ambiguity: AmbiguityLike, index: int, origin: str, why: str, call: int | None = None) -> Candidate:
+    """Candidate ``index`` of ``ambiguity`` as the model's fix (``origin``), labelled as its choice (and the
+    session's call ``call``, in chain mode)."""
+    label = f"choose: candidate {index + 1}" if call is None else f"call {call} choose: candidate {index + 1}"
+    return Candidate(list(ambiguity.candidates)[index], origin=origin, operator=label, note=why)
+
+
+def settled(text: str, ambiguity: AmbiguityLike, origin: str, call: int) -> tuple[Candidate | None, str]:
+    """What a chain's choose reply settles: the picked candidate and ``""``, or ``None`` and what became of
+    the request, for the verdict (a pick of none, or a reply that could not be used)."""
+    count = min(len(ambiguity.candidates), MAX_CANDIDATES)
+    index, why, refusal = parse_choice(text, count)
+    if refusal:
+        return None, f"asked to choose among the {count} candidates, its reply could not be used: {refusal}"
+    if index is None:
+        return None, f"asked to choose among the {count} candidates, it chose none" + (f" ({why})" if why else "")
+    return picked(ambiguity, index, origin, why, call), ""
 
 
 class Chooser:
@@ -169,7 +188,7 @@ class Chooser:
 
     trusted = False
 
-    def __init__(self, ambiguity: AmbiguityLike, proposer: LLMProposer) -> None:
+    def __init__(self, ambiguity: AmbiguityLike, proposer: ModelProposer) -> None:
         self.ambiguity = ambiguity
         self.proposer = proposer
         self.name = proposer.name

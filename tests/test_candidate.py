@@ -1,0 +1,45 @@
+"""A candidate says which request made it (``via``), and a result and its ledger say it of the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import regrow
+from regrow._candidate import Candidate
+from regrow._result import RepairResult
+
+SOURCE = "def f(n):\n    return n * 2\n"
+
+
+@pytest.mark.parametrize(("origin", "operator", "via"), [
+    ("engine", "binary-op", "engine"),
+    ("openai:gpt-5", "call 1 locate: suggested", "locate"),
+    ("ollama:qwen2.5-coder:7b", "call 2 locate: replace-constant", "locate"),
+    ("openai:gpt-5", "call 3", "rewrite"),
+    ("anthropic:claude-x", "call 1 choose: candidate 2", "choose"),
+    ("openai:gpt-5", "choose: candidate 1", "choose"),  # regrow.llm.choose, outside a chain
+    ("mine", "call 1", "other"),  # a user's proposer
+    ("unknown (labelled engine by an untrusted proposer)", "binary-op", "other"),
+    ("openai:gpt-5", "", "other"),
+])
+def test_via_names_the_request(origin: str, operator: str, via: str) -> None:
+    assert Candidate(SOURCE, origin=origin, operator=operator).via == via
+
+
+def test_the_ledger_names_the_request_that_made_the_fix() -> None:
+    fix = Candidate(SOURCE, origin="openai:gpt-5", operator="call 1 choose: candidate 2")
+    result = RepairResult(True, "f", None, fix=fix)
+    assert result.via == "choose"
+    assert result.ledger().splitlines()[1] == "  fixed by choose: openai:gpt-5 call 1 choose: candidate 2"
+    failed = RepairResult(False, "f", None, reason="every proposer ran out of candidates")
+    assert failed.via == "" and "fixed by" not in failed.ledger()
+
+
+def test_a_cached_fix_says_what_made_it_first(tmp_path: Path) -> None:
+    store = regrow.Store(tmp_path / "regrow.db")
+    fix = Candidate(SOURCE, origin="openai:gpt-5", operator="call 1 locate: suggested")
+    store.record(RepairResult(True, "f", None, fix=fix), "key")
+    cached = store.lookup("key")
+    assert cached is not None and cached.via == "locate"
