@@ -225,14 +225,25 @@ def measure(name: str, make_url: Any) -> dict[str, Any]:
 
 
 def main() -> int:
+    import argparse
+
     from pg_server import Server, _bindir
 
+    global JOBS
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n")[0])
+    parser.add_argument("--jobs", type=int, default=JOBS, help=f"captured jobs the workers drain ({JOBS})")
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
+    args = parser.parse_args()
+    JOBS = args.jobs
     results = []
-    with tempfile.TemporaryDirectory(prefix="regrow-fleet-sqlite-") as scratch:
-        serial = iter(range(1000))
-        results.append(measure("sqlite", lambda: str(Path(scratch) / f"store-{next(serial)}.db")))
+    if args.backend != "postgresql":
+        with tempfile.TemporaryDirectory(prefix="regrow-fleet-sqlite-") as scratch:
+            serial = iter(range(1000))
+            results.append(measure("sqlite", lambda: str(Path(scratch) / f"store-{next(serial)}.db")))
     bindir = _bindir()
-    if bindir is None:
+    if args.backend == "sqlite":
+        pass
+    elif bindir is None:
         print("fleet: PostgreSQL server binaries not found: PostgreSQL not measured")
     else:
         server = Server(bindir)
