@@ -146,12 +146,15 @@ def _from_text(base: str, text: str) -> Any:
 
 def find_pyproject(start: Path | None = None) -> Path | None:
     """The first ``pyproject.toml`` from ``start`` (default: the current folder) upwards."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
+    folder = os.path.realpath(start if start is not None else os.getcwd())  # os.path: called at each decoration
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return Path(candidate)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def read_file(path: Path) -> dict[str, Any]:
@@ -249,7 +252,8 @@ def current() -> Settings:
         stamp = path.stat().st_mtime_ns if path is not None else None
     except OSError:
         stamp = None
-    key = (path, stamp, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(PREFIX))))
+    names = [name for name in os.environ if name.startswith(PREFIX)]  # keys first: only these values are decoded
+    key = (path, stamp, tuple(sorted((name, os.environ[name]) for name in names)))
     with _LOADED.lock:
         if key != _LOADED.key:
             _LOADED.settings = load()
