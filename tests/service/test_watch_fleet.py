@@ -8,8 +8,9 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
+
+from released import release_when_ready
 
 from regrow import Store
 
@@ -50,12 +51,7 @@ def test_processes_watching_one_package_run_one_search_for_one_failure_and_all_r
     processes = [subprocess.Popen([sys.executable, str(tmp_path / "process.py"), store_url, str(tmp_path), str(n)],
                                   env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for n in range(PROCESSES)]
-    deadline = time.monotonic() + 300
-    while len(list(tmp_path.glob("ready-*"))) < PROCESSES:
-        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
-        assert time.monotonic() < deadline, "the processes never got ready"
-        time.sleep(0.05)
-    (tmp_path / "go").touch()
+    release_when_ready(tmp_path, processes)
     outputs = [p.communicate(timeout=600) for p in processes]
     assert all(p.returncode == 0 for p in processes), outputs
     assert [out.strip() for out, _ in outputs] == ["0 2.5 ['installed']"] * PROCESSES, outputs

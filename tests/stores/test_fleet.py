@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from llm_servers import OpenAIServer, Text
+from released import release_when_ready
 
 from regrow import Store
 from regrow._stores._base import HOST
@@ -62,12 +63,7 @@ def _fleet(folder: Path, store: str, base_url: str, count: int) -> list[subproce
     env = {**os.environ, "PYTHONPATH": SRC}
     processes = [subprocess.Popen([sys.executable, str(script), store, base_url, str(folder), str(n)], env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(count)]
-    deadline = time.monotonic() + 300
-    while len(list(folder.glob("ready-*"))) < count:
-        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
-        assert time.monotonic() < deadline, "the processes never got ready"
-        time.sleep(0.05)
-    (folder / "go").touch()
+    release_when_ready(folder, processes)
     return processes
 
 
