@@ -210,12 +210,11 @@ def own_fds(fds: tuple[int, int | None], netns: int | None,
     """
     os.setsid()
     result_w, output_w = fds
-
-    def high(fd: int | None) -> int | None:
-        return fcntl.fcntl(fd, fcntl.F_DUPFD, 10) if fd is not None else None  # out of the way of 0-2
-
-    result, output, keep, requests = high(result_w), high(output_w), high(netns), high(request)
-    assert result is not None
+    dup, above = fcntl.fcntl, fcntl.F_DUPFD  # each copy numbered 10 or more: out of the way of 0-2
+    result = dup(result_w, above, 10)
+    output = dup(output_w, above, 10) if output_w is not None else None
+    keep = dup(netns, above, 10) if netns is not None else None
+    requests = dup(request, above, 10) if request is not None else None
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(output if output is not None else devnull, 1)
