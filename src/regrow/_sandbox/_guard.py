@@ -345,10 +345,16 @@ def watch(plan: Plan, report_fd: int) -> None:
     # a tuple of its own from now on) and the cache that handed them out is emptied.
     seal(place, plan.scratch, report_fd, _views.mounted())
     sys.addaudithook(hook)
+    # The other variant is kept, not freed: freeing a hook frees each of its ~50 closure cells, a page
+    # copied for most of them. It was never installed here, so what a candidate does to it changes nothing.
+    _retired.append(_prebuilt(make_audit_hook, not allow_processes))
     _prebuilt.cache_clear()
     del hook, place
     unplug_subinterpreters()
     guard_at_fork()
+
+
+_retired: list[Any] = []  # in a child: the prebuilt hook it did not install
 
 
 def _allows_processes(limits: Limits) -> bool:
