@@ -4,7 +4,8 @@ A fork sandbox works out in the host, before it forks, what its child needs (the
 child's C-level environment, the signal dispositions to reset, the resource limits over the host's
 mapped size) and keeps that plan for the next call on the same folder and limits. Each test makes a
 first call, changes the host the way a long-lived process does, and checks that the second call's
-child is guarded against the host as it is now, not as it was.
+child is guarded against the host as it is now, not as it was. The last test is about what a child
+keeps to save page copies: the prebuilt audit hook it did not install.
 """
 
 from __future__ import annotations
@@ -97,3 +98,29 @@ def test_a_plan_serves_again_while_nothing_changed(tmp_path: os.PathLike[str]) -
     first = _guard.plan(str(tmp_path), limits, None)
     assert _guard.plan(str(tmp_path), limits, None) is first
     assert _guard.plan(str(tmp_path), Limits(timeout=31.0), None) is not first
+
+
+def neuter_kept_hooks_then_write(target: str) -> str:
+    """What a candidate that found the hooks a child keeps would do: make each one's ``refuse`` a no-op."""
+    from regrow._sandbox import _guard
+
+    for hook, _place in _guard._retired:
+        for cell in hook.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if getattr(value, "__name__", "") == "refuse":
+                cell.cell_contents = lambda *args: None
+    with open(target, "w") as handle:
+        handle.write("widened")
+    return "written"
+
+
+def test_the_hook_a_child_keeps_is_not_the_one_it_installed(box: ForkSandbox, tmp_path: os.PathLike[str]) -> None:
+    """A child keeps the prebuilt hook it did not install (freeing it costs page copies); neutering that one
+    changes nothing: the installed hook still refuses, and reports, a write outside scratch."""
+    target = os.path.join(tmp_path, "widened")
+    outcome = box.call(neuter_kept_hooks_then_write, target)
+    assert outcome.status == "refused" and "outside the scratch" in outcome.detail, outcome
+    assert not os.path.exists(target)

@@ -218,6 +218,8 @@ def assemble(
     if violations:
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
         outcome = dataclasses.replace(outcome, status="refused", value=None, detail=f"refused {violations[0]}{more}")
+    if not output and not violations and not outcome.output and not outcome.violations:
+        return outcome  # nothing to add (most calls): no copy made
     return dataclasses.replace(outcome, output=clean(output, OUTPUT_TEXT_LIMIT), violations=violations)
 
 
