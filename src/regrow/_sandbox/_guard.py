@@ -230,14 +230,13 @@ def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = Tr
     serves again while what it was made from is unchanged (the host's mapped size, environment, signal
     dispositions, hard limits and shared mappings): a host pays a page fault for every page it writes
     after a fork, and a fresh plan (the environment array above all) writes many."""
-    key: tuple[Any, ...] | None = (scratch, limits, netns_fd, per_call)
-    assert key is not None
+    key = (scratch, limits, netns_fd, per_call)
     baseline, environ, shared = mapped_bytes(), _environ_data(), _kernel.shared_regions()
     state = (_dispositions(), _hard_limits(), shared)
     try:
-        cached = _plans.get(key)
+        cached, keep = _plans.get(key), True
     except TypeError:  # limits rebuilt from plain data (lists for tuples): not kept
-        cached, key = None, None
+        cached, keep = None, False
     if cached is not None and cached[0] == state and cached[1] == environ:
         if cached[2].baseline == baseline:
             return cached[2]
@@ -246,7 +245,7 @@ def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = Tr
         secrets = secret_names(limits.environ_keep)
         made = Plan(scratch, limits, netns_fd, baseline, secrets, per_call, shared,
                     rlimits(limits, baseline, per_call), signal_resets(), environ_for(scratch, secrets))
-    if key is not None:
+    if keep:
         if len(_plans) >= _PLANS_KEPT:
             _plans.clear()
         _plans[key] = (state, dict(environ), made)
