@@ -17,6 +17,7 @@ import argparse
 import logging
 import operator
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -107,25 +108,49 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls per mode")
     scale = 0.2 if parser.parse_args().quick else 1.0
     runs: dict[str, list[float]] = {"python -I (baseline)": measure(checked(baseline), max(5, int(30 * scale)))}
+    faults: dict[str, tuple[float, float]] = {}
 
     inprocess = InProcessSandbox(LIMITS)
     runs["inprocess"] = measure(checked(lambda: inprocess.call(operator.add, 2, 3)), int(5000 * scale))
     inprocess.close()
 
-    runs["fork+exit (bare)"] = measure(checked(bare_fork), int(300 * scale))
-    with ForkSandbox(LIMITS) as fork:
-        runs["fork"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
+    calls = int(300 * scale)
+    with counted(faults, "fork+exit (bare)", calls):
+        runs["fork+exit (bare)"] = measure(checked(bare_fork), calls)
+    with counted(faults, "fork", calls), ForkSandbox(LIMITS) as fork:
+        runs["fork"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), calls)
     with ForkSandbox(ON_DISK) as fork:  # the same without the private scratch tmpfs (as without root)
-        runs["fork (scratch on disk)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
+        runs["fork (scratch on disk)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), calls)
     with ForkSandbox(LIMITS) as fork, logging_threads(3):
-        runs["fork+exit (bare, 3 logging threads)"] = measure(checked(bare_fork), int(300 * scale))
-        runs["fork (3 logging threads)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), int(300 * scale))
+        runs["fork+exit (bare, 3 logging threads)"] = measure(checked(bare_fork), calls)
+        runs["fork (3 logging threads)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), calls)
     with ForkSandbox(LIMITS, server=True) as server:
         runs["fork (server)"] = measure(checked(lambda: server.call(operator.add, 2, 3)), int(300 * scale))
     with PoolSandbox(workers=2, limits=LIMITS) as pool:
         runs["pool"] = measure(checked(lambda: pool.call(operator.add, 2, 3)), int(3000 * scale), warmup=20)
 
     report(runs)
+    for mode, (host, children) in faults.items():  # steadier than time on a busy machine: a copied page each
+        print(f"page faults per call, {mode}: host {host:.0f}, child {children:.0f}")
+
+
+class counted:
+    """Page faults per call of the host and of its (reaped) children over a ``with`` block, into ``into[mode]``."""
+
+    def __init__(self, into: dict[str, tuple[float, float]], mode: str, calls: int, warmup: int = 3) -> None:
+        self.into, self.mode, self.calls = into, mode, calls + warmup
+
+    @staticmethod
+    def now() -> tuple[int, int]:
+        return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt,
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt)
+
+    def __enter__(self) -> None:
+        self.start = self.now()
+
+    def __exit__(self, *exc: object) -> None:  # after the sandbox's close: every child reaped
+        end = self.now()
+        self.into[self.mode] = ((end[0] - self.start[0]) / self.calls, (end[1] - self.start[1]) / self.calls)
 
 
 def report(runs: dict[str, list[float]]) -> None:

@@ -68,8 +68,11 @@ def fork_armed(setup: Callable[[], None], freeze: bool = False) -> int:
             gc.freeze()
         arm(setup)  # the child guards itself in the at-fork handler, before any handler registered after regrow's
         try:
-            with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the child only
-                warnings.simplefilter("ignore", DeprecationWarning)  # runs regrow's jobs, then _exit
+            if _WARNS:
+                with warnings.catch_warnings():  # 3.12 warns about fork in a threaded process; the child only
+                    warnings.simplefilter("ignore", DeprecationWarning)  # runs regrow's jobs, then _exit
+                    pid = _fork()
+            else:  # nothing to silence: no filters copied and restored on both sides of each fork
                 pid = _fork()
         finally:
             disarm()
@@ -81,6 +84,7 @@ def fork_armed(setup: Callable[[], None], freeze: bool = False) -> int:
     return pid
 
 
+_WARNS = sys.version_info >= (3, 12)  # os.fork's DeprecationWarning in a process with threads
 _fork = os.fork  # bound at import: a name a candidate judged in-process could rebind is not what forks
 _FORKING = threading.Lock()
 

@@ -11,13 +11,12 @@ to an importable function, resolved on the other side by import.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import json.encoder
 import json.scanner
 import os
-import selectors
+import select
 import struct
 import time
 import types
@@ -85,10 +84,12 @@ def decode(body: bytes) -> Any:
     try:
         text = body.decode("utf-8", "surrogatepass")
         if _scan is not None:  # the fast path: what encode() wrote, with nothing around it
-            with contextlib.suppress(StopIteration, ValueError):
+            try:  # not contextlib.suppress: no object made for each frame
                 value, end = _scan(text, 0)
                 if end == len(text):
                     return value
+            except (StopIteration, ValueError):
+                pass
         return json.loads(text)  # anything else: accepted as json accepts it, or refused with its reason
     except (ValueError, RecursionError) as exc:
         raise ChannelError(f"malformed frame: {exc}") from None
@@ -203,10 +204,10 @@ class Collector:
         self._output = bytearray()
         self._output_limit = output_limit
         self._output_dropped = 0
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(result_fd, selectors.EVENT_READ, "result")
-        if output_fd is not None:
-            self._selector.register(output_fd, selectors.EVENT_READ, "output")
+        # select.poll, not a selectors object: no Python per call or wake-up, where each page the host
+        # writes while a forked child lives is a page copied
+        self._which = {result_fd: "result"} | ({output_fd: "output"} if output_fd is not None else {})
+        self._poller = _Poller(self._which)
 
     def run(self, deadline: float, until: Callable[[Collector], bool]) -> bool:
         """Read until ``until(self)`` holds (True) or the deadline passes (False).
@@ -217,27 +218,27 @@ class Collector:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            for key, _ in self._selector.select(remaining):
-                self._read(key.fd, key.data)
+            for fd in self._poller.ready(remaining):
+                self._read(fd, self._which[fd])
         return True
 
     def poll(self) -> None:
         """Read whatever is ready on either pipe now, without waiting (a warm worker's reader)."""
-        while ready := self._selector.select(0):
-            for key, _ in ready:
-                self._read(key.fd, key.data)
+        while ready := self._poller.ready(0):
+            for fd in ready:
+                self._read(fd, self._which[fd])
             if not self.result_open:
                 return
 
     def drain_output(self) -> None:
         """Take whatever output is already buffered, without waiting for more."""
-        while ready := [key for key, _ in self._selector.select(0) if key.data == "output"]:
-            self._read(ready[0].fd, "output")
+        while ready := [fd for fd in self._poller.ready(0) if self._which[fd] == "output"]:
+            self._read(ready[0], "output")
 
     def _read(self, fd: int, which: str) -> None:
         data = os.read(fd, 1 << 16)
         if not data:
-            self._selector.unregister(fd)
+            self._poller.forget(fd)
             if which == "result":
                 self.result_open = False
                 if self._reader.pending:
@@ -264,14 +265,29 @@ class Collector:
 
     def readable(self) -> bool:
         """Whether the result fd has anything (data or end of stream) to read right now."""
-        return any(key.data == "result" for key, _ in self._selector.select(0))
+        return any(self._which[fd] == "result" for fd in self._poller.ready(0))
 
     def output(self) -> str:
         text = self._output.decode("utf-8", "replace")
         return text + f"\n[... {self._output_dropped} more bytes of output dropped]" if self._output_dropped else text
 
     def close(self) -> None:
-        self._selector.close()
+        """Nothing to release: a poll object holds no fd (kept for the callers, which close what they make)."""
+
+
+class _Poller:
+    """The fds of ``fds`` ready to read: data, end of stream or an error (a read tells which)."""
+
+    def __init__(self, fds: dict[int, str]) -> None:
+        self._poll = select.poll()  # Linux and macOS: every platform a child process of regrow's runs on
+        for fd in fds:
+            self._poll.register(fd, select.POLLIN)
+
+    def ready(self, timeout: float) -> list[int]:
+        return [fd for fd, _ in self._poll.poll(timeout * 1000)]  # ms, rounded up: no busy wait at the deadline
+
+    def forget(self, fd: int) -> None:
+        self._poll.unregister(fd)
 
 
 # -- outcomes as plain data -------------------------------------------------------------------

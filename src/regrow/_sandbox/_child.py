@@ -6,6 +6,7 @@ The child always leaves with ``os._exit``: it never runs the host's ``atexit`` h
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]
 import contextlib
 import dataclasses
 import fcntl
@@ -27,6 +28,7 @@ from ._channel import ChannelError, check_plain, encode, error_data, write_frame
 MESSAGE_LIMIT = 2000
 _TRACEBACK_LIMIT = 20000
 _THREAD_GRACE = 0.05  # seconds a thread the call started may take to finish after the call returned
+_sigmask = _signal.pthread_sigmask  # not signal's wrapper: it makes an enum of each signal of the old mask
 _ALL_SIGNALS = signal.valid_signals()  # made in the host: a child that builds it pays ~0.1 ms of page faults
 
 
@@ -71,7 +73,7 @@ def run_job(job: Callable[[], Any], limit: int, threads: int | None = None, **ex
 def quiesce() -> None:
     """No more code of the call from here on: no signal handler, no finalizer run by the collector."""
     gc.disable()
-    signal.pthread_sigmask(signal.SIG_BLOCK, _ALL_SIGNALS)
+    _sigmask(signal.SIG_BLOCK, _ALL_SIGNALS)
 
 
 def resume() -> None:
@@ -111,8 +113,10 @@ def _failed(kind: str, message: str) -> dict[str, Any]:
 
 def flush_stdio() -> None:
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(BaseException):  # closed or replaced by the call: its output is its own business
+        try:  # noqa: SIM105  # closed or replaced by the call: its output is its own business
             stream.flush()
+        except BaseException:  # not contextlib.suppress: an object and three calls more, in a child
+            pass
 
 
 def setup(plan: _guard.Plan, fds: tuple[int, int | None], locks: tuple[Any, ...], *,
@@ -210,12 +214,11 @@ def own_fds(fds: tuple[int, int | None], netns: int | None,
     """
     os.setsid()
     result_w, output_w = fds
-
-    def high(fd: int | None) -> int | None:
-        return fcntl.fcntl(fd, fcntl.F_DUPFD, 10) if fd is not None else None  # out of the way of 0-2
-
-    result, output, keep, requests = high(result_w), high(output_w), high(netns), high(request)
-    assert result is not None
+    dup, above = fcntl.fcntl, fcntl.F_DUPFD  # each copy numbered 10 or more: out of the way of 0-2
+    result = dup(result_w, above, 10)
+    output = dup(output_w, above, 10) if output_w is not None else None
+    keep = dup(netns, above, 10) if netns is not None else None
+    requests = dup(request, above, 10) if request is not None else None
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(output if output is not None else devnull, 1)

@@ -22,7 +22,7 @@ does. ``docs/sandbox.md`` spells out the trust model.
 
 from __future__ import annotations
 
-import contextlib
+import _signal  # type: ignore[import-not-found]  # getsignal without the enums signal wraps it in
 import dataclasses
 import functools
 import math
@@ -132,11 +132,17 @@ def scrub_environ(names: list[str], scratch: str | None = None, made: Any = None
 
 def mapped_bytes() -> int:
     """Address space this process has mapped now (Linux; 0 where unknown)."""
-    try:
-        with open("/proc/self/statm", "rb") as statm:
-            return int(statm.read().split()[0]) * resource.getpagesize()
+    try:  # os.open, not open(): no file objects made (a host pays a page fault for each page it writes)
+        fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return int(os.read(fd, 256).split()[0]) * _PAGE
+        finally:
+            os.close(fd)
     except (OSError, ValueError, IndexError):
         return 0
+
+
+_PAGE = resource.getpagesize()
 
 
 def apply_rlimits(limits: Limits, baseline: int, per_call: bool = True) -> None:
@@ -174,8 +180,10 @@ def rlimits(limits: Limits, baseline: int, per_call: bool = True) -> tuple[tuple
 
 def set_rlimits(planned: tuple[tuple[int, int, int], ...]) -> None:
     for which, soft, hard in planned:
-        with contextlib.suppress(ValueError, OSError):
+        try:  # noqa: SIM105  # not contextlib.suppress: 3 calls of Python a limit, each page touched a copy
             resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            pass
 
 
 _RESET_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGCHLD)
@@ -188,6 +196,14 @@ def signal_resets() -> tuple[tuple[int, Any], ...]:
     wanted: dict[int, Any] = dict.fromkeys(_RESET_SIGNALS, signal.SIG_DFL)
     wanted |= {signal.SIGINT: signal.default_int_handler, signal.SIGXFSZ: signal.SIG_IGN}
     return tuple((signum, handler) for signum, handler in wanted.items() if signal.getsignal(signum) is not handler)
+
+
+_RAW_SIGNALS = (*_RESET_SIGNALS, signal.SIGINT, signal.SIGXFSZ)
+
+
+def _dispositions() -> tuple[Any, ...]:
+    """The host's handlers of the signals :func:`signal_resets` looks at, as ``_signal`` gives them (no enums)."""
+    return tuple(map(_signal.getsignal, _RAW_SIGNALS))
 
 
 # -- putting it together ----------------------------------------------------------------------
@@ -210,9 +226,46 @@ class Plan:
 
 
 def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = True) -> Plan:
-    baseline, secrets = mapped_bytes(), secret_names(limits.environ_keep)
-    return Plan(scratch, limits, netns_fd, baseline, secrets, per_call, _kernel.shared_regions(),
-                rlimits(limits, baseline, per_call), signal_resets(), environ_for(scratch, secrets))
+    """What a child forked now needs, worked out here. The last plan made for the same folder and limits
+    serves again while what it was made from is unchanged (the host's mapped size, environment, signal
+    dispositions, hard limits and shared mappings): a host pays a page fault for every page it writes
+    after a fork, and a fresh plan (the environment array above all) writes many."""
+    key = (scratch, limits, netns_fd, per_call)
+    baseline, environ, shared = mapped_bytes(), _environ_data(), _kernel.shared_regions()
+    state = (_dispositions(), _hard_limits(), shared)
+    try:
+        cached, keep = _plans.get(key), True
+    except TypeError:  # limits rebuilt from plain data (lists for tuples): not kept
+        cached, keep = None, False
+    if cached is not None and cached[0] == state and cached[1] == environ:
+        if cached[2].baseline == baseline:
+            return cached[2]
+        made = dataclasses.replace(cached[2], baseline=baseline, rlimits=rlimits(limits, baseline, per_call))
+    else:
+        secrets = secret_names(limits.environ_keep)
+        made = Plan(scratch, limits, netns_fd, baseline, secrets, per_call, shared,
+                    rlimits(limits, baseline, per_call), signal_resets(), environ_for(scratch, secrets))
+    if keep:
+        if len(_plans) >= _PLANS_KEPT:
+            _plans.clear()
+        _plans[key] = (state, dict(environ), made)
+    return made
+
+
+_plans: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[bytes, bytes], Plan]] = {}
+_PLANS_KEPT = 16  # folders x limits; a sandbox whose folders are on disk uses a new folder per call
+_LIMITED = (resource.RLIMIT_CORE, resource.RLIMIT_CPU, resource.RLIMIT_AS, resource.RLIMIT_FSIZE)
+
+
+def _hard_limits() -> tuple[int, ...]:
+    """The host's hard limits that :func:`rlimits` clamps to (-2 where one is not available)."""
+    found = []
+    for which in _LIMITED:
+        try:
+            found.append(resource.getrlimit(which)[1])
+        except (ValueError, OSError):
+            found.append(-2)
+    return tuple(found)
 
 
 def prepare() -> int | None:
@@ -264,17 +317,21 @@ def confine(plan: Plan, scratch_ready: bool = False, netns_fd: int | EllipsisTyp
     _kernel.privatize(plan.shared)  # before the address-space limit: it holds a copy of each mapping for a moment
     set_rlimits(plan.rlimits if plan.rlimits is not None else rlimits(limits, plan.baseline, plan.per_call))
     scrub_environ(plan.secrets, scratch, plan.environ)
-    cwd = os.getcwd()  # relative entries of sys.path name folders of the cwd, which is about to change
-    sys.path[:] = [os.path.join(cwd, entry) if isinstance(entry, str) and not os.path.isabs(entry) else entry
-                   for entry in sys.path]
+    # Relative entries of sys.path name folders of the cwd, which is about to change (a fork needs POSIX:
+    # an absolute path starts with "/").
+    if any([isinstance(entry, str) and entry[:1] != "/" for entry in sys.path]):
+        cwd = os.getcwd()
+        sys.path[:] = [os.path.join(cwd, entry) if isinstance(entry, str) and not os.path.isabs(entry) else entry
+                       for entry in sys.path]
     os.chdir(scratch)  # what a call writes to a relative path lands in scratch, as it would land in the cwd
     tempfile.tempdir = scratch
     sys.dont_write_bytecode = True  # importing must not try (and be refused) to write __pycache__
     for signum, handler in plan.signals if plan.signals is not None else signal_resets():
         signal.signal(signum, handler)
-    _kernel.landlock(scratch, allow_exec=_allows_processes(limits), views=_views.mounted())
+    processes = limits.processes is None or limits.processes > 0
+    _kernel.landlock(scratch, allow_exec=processes, views=_views.mounted())
     _kernel.no_new_privs()
-    _kernel.drop_capabilities(bounding=_allows_processes(limits))
+    _kernel.drop_capabilities(bounding=processes)
 
 
 def watch(plan: Plan, report_fd: int) -> None:
@@ -287,10 +344,16 @@ def watch(plan: Plan, report_fd: int) -> None:
     # a tuple of its own from now on) and the cache that handed them out is emptied.
     seal(place, plan.scratch, report_fd, _views.mounted())
     sys.addaudithook(hook)
+    # The other variant is kept, not freed: freeing a hook frees each of its ~50 closure cells, a page
+    # copied for most of them. It was never installed here, so what a candidate does to it changes nothing.
+    _retired.append(_prebuilt(make_audit_hook, not allow_processes))
     _prebuilt.cache_clear()
     del hook, place
     unplug_subinterpreters()
     guard_at_fork()
+
+
+_retired: list[Any] = []  # in a child: the prebuilt hook it did not install
 
 
 def _allows_processes(limits: Limits) -> bool:

@@ -190,7 +190,7 @@ def forget_environ(environ: dict[bytes, bytes], secrets: list[bytes], made: Any 
     ``made`` is that array made in the host already (:func:`environ_array`); it must list what
     ``environ`` holds once the secrets are out.
     """
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     if handle is None or not _environ or sys.implementation.name != "cpython":
         return False
     for name in secrets:
@@ -207,13 +207,13 @@ def forget_environ(environ: dict[bytes, bytes], secrets: list[bytes], made: Any 
 
 def die_with_parent() -> None:
     """Ask the kernel to SIGKILL this process when its parent dies (Linux), so nothing outlives the host."""
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     if handle is not None:
         handle.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def enter_netns(fd: int | None) -> bool:
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     return fd is not None and handle is not None and handle.setns(fd, _CLONE_NEWNET) == 0
 
 
@@ -225,7 +225,7 @@ def private_scratch(scratch: str, size: int) -> bool:
     Linux, as root (``CAP_SYS_ADMIN``); False elsewhere, and the folder stays the host's plain one.
     Costs the child ~0.5 ms (a copy of the mount table, one walk over it, one mount).
     """
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     if handle is None or os.geteuid() != 0 or handle.unshare(_CLONE_NEWNS) != 0:
         return False
     if handle.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
@@ -238,7 +238,7 @@ def private_scratch(scratch: str, size: int) -> bool:
 def landlock(scratch: str, allow_exec: bool, views: tuple[str, ...] = ()) -> int:
     """Let the kernel refuse writes outside ``scratch`` and the mounted ``views`` (and more, by ABI); the ABI
     used, 0 if none. A view is opened here, after it was mounted: the rule is on the view, not the real folder."""
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     if handle is None:
         return 0
     abi = int(handle.syscall(_LANDLOCK_CREATE_RULESET, None, 0, 1))
@@ -301,7 +301,7 @@ def shared_regions() -> tuple[Region, ...]:
 
 def privatize(regions: tuple[Region, ...]) -> None:
     """Replace each shared mapping by a private copy of its content, at the same address and protection."""
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     if handle is None or not regions:
         return
     memory = os.open("/proc/self/mem", os.O_RDONLY | os.O_CLOEXEC)
@@ -327,7 +327,7 @@ def privatize(regions: tuple[Region, ...]) -> None:
 
 def no_new_privs() -> None:
     """Nothing this process executes can gain privileges (setuid bits, file capabilities); seccomp needs it."""
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     if handle is not None and handle.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "cannot set no_new_privs")
 
@@ -340,7 +340,7 @@ def drop_capabilities(bounding: bool) -> None:
     programs): without ``execve`` it grants nothing, and emptying it costs ~0.1 ms (one credential
     commit per capability). ``no_new_privs`` already keeps ``execve`` from granting any.
     """
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     if handle is None:
         return
     handle.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
@@ -355,7 +355,7 @@ def drop_capabilities(bounding: bool) -> None:
 
 def filter_syscalls(allow_processes: bool) -> bool:
     """Install the seccomp filter (after ``no_new_privs``); False where this machine has none."""
-    handle = libc()
+    handle = _libc_handle or libc()  # loaded in the host: no call in a child
     program = _seccomp.build(allow_processes) if handle is not None else None
     if handle is None or program is None:
         return False

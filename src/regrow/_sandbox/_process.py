@@ -172,7 +172,10 @@ class Forker:
 
 
 def _has_result(collector: Collector) -> bool:
-    return any(_is(frame, "result") for frame in collector.frames)
+    for frame in collector.frames:  # noqa: SIM110  # a loop, not any() over a generator: called at each wake-up
+        if type(frame) is dict and frame.get("kind") == "result":
+            return True
+    return False
 
 
 def _empty(folder: str) -> bool:
@@ -218,6 +221,8 @@ def assemble(
     if violations:
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
         outcome = dataclasses.replace(outcome, status="refused", value=None, detail=f"refused {violations[0]}{more}")
+    if not output and not violations and not outcome.output and not outcome.violations:
+        return outcome  # nothing to add (most calls): no copy made
     return dataclasses.replace(outcome, output=clean(output, OUTPUT_TEXT_LIMIT), violations=violations)
 
 
@@ -280,9 +285,17 @@ def wait(pid: int, deadline: float) -> int | None:
 
 def kill_group(pid: int) -> None:
     """SIGKILL to the child's process group (all it started) and to the child (before its ``setsid``)."""
-    for kill, target in ((os.killpg, pid), (os.kill, pid)):
-        with contextlib.suppress(OSError):  # already gone, or not yet its own group leader
-            kill(target, signal.SIGKILL)
+    try:  # noqa: SIM105  # not contextlib.suppress: no objects made in a host whose every write is a copy
+        os.killpg(pid, _SIGKILL)
+    except OSError:  # already gone, or not yet its own group leader
+        pass
+    try:  # noqa: SIM105
+        os.kill(pid, _SIGKILL)
+    except OSError:
+        pass
+
+
+_SIGKILL = int(signal.SIGKILL)
 
 
 
