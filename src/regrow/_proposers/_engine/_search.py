@@ -219,7 +219,7 @@ class Engine(BaseProposer):
 
         stats.batch = batch = self.batch(plan.spectrum)
         verdicts = judges.verdicts(search(), send, settle, batch=batch,
-                                   again=lambda worker, edits: send(worker, edits, dedup=False))
+                                   again=lambda worker, edits: send(worker, edits, dedup=False), deadline=deadline)
         stats.stopped = ""
         try:
             for edit, verdict in verdicts:
@@ -253,6 +253,8 @@ class Engine(BaseProposer):
                     # go on from here as one worker would have (after a pair, nothing: pairs end at a find).
                     round += 1
                     verdicts.restart(() if edit.second is not None else search(edit))
+            if verdicts.expired and not stats.stopped:  # the deadline came while a verdict was awaited
+                stats.stopped = f"time budget spent after {stats.evaluated} candidates (raise timeout / --timeout)"
         finally:
             verdicts.close()
         stats.plausible = len(found)
