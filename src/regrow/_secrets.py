@@ -120,17 +120,33 @@ def user_module_secrets() -> frozenset[str | bytes]:
     not installed packages, not regrow): read again whenever the number of loaded modules changes."""
     if _user_modules["count"] == len(sys.modules):
         return _user_modules["secrets"]  # type: ignore[no-any-return]
+    _folders.clear()  # a folder's link may have changed since the last look
     found: set[str | bytes] = set()
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         namespace = getattr(module, "__dict__", None)
         if type(path) is not str or type(namespace) is not dict:
             continue
-        if os.path.realpath(path).startswith(_not_user):
+        if _real(path).startswith(_not_user):
             continue
         found |= _named_secrets(namespace)
     _user_modules["count"], _user_modules["secrets"] = len(sys.modules), frozenset(found)
     return _user_modules["secrets"]  # type: ignore[no-any-return]
+
+
+def _real(path: str) -> str:
+    """``os.path.realpath(path)``, its folder resolved once per call of :func:`user_module_secrets` for all
+    the modules in it (a few hundred modules live in a few dozen folders; each realpath is a stat per part)."""
+    folder, name = os.path.split(path)  # not normalized first: ``..`` after a link is the link target's parent
+    if name in ("", ".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    real = _folders.get(folder)
+    if real is None:
+        real = _folders[folder] = os.path.realpath(folder)
+    return os.path.join(real, name)
+
+
+_folders: dict[str, str] = {}
 
 
 def mask(text: str, namespace: Mapping[str, Any] | None = None) -> str:

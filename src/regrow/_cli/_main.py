@@ -99,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--max-candidates", type=count, default=None, metavar="N",
                       help="candidates to try at most (max_candidates in the configuration, or 2000)")
     heal.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
-                      help=f"seconds for the whole repair (timeout in the configuration, or {TIMEOUT:g})")
+                      help=f"seconds for the whole command, collecting the tests included (timeout in the "
+                           f"configuration, or {TIMEOUT:g})")
     heal.add_argument("--candidate-timeout", type=_seconds, default=None, metavar="SECONDS",
                       help="seconds per candidate's tests, and per test on the original (candidate_timeout in the "
                            f"configuration, or {CANDIDATE_TIMEOUT:g})")
