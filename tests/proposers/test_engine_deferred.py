@@ -12,6 +12,7 @@ import pytest
 
 from regrow._proposers._engine import _module
 from regrow._proposers._engine._module import Module
+from regrow._proposers._engine._ranked import Ranked
 from regrow._proposers._engine._scope import Scope
 from regrow._target._target import Target, find_function
 
@@ -121,3 +122,39 @@ def test_a_field_with_a_default_on_the_class_cannot_be_deferred() -> None:
         _module.defer(Plain(), ("value",), lambda: {"value": 1})
     with pytest.raises(AttributeError, match="no attribute 'missing'"):
         Plain().missing  # noqa: B018
+
+
+def weighted_mean(values: list[float], weights: list[float]) -> float:
+    total = 0.0
+    for value, weight in zip(values, weights, strict=True):
+        total += value * weight
+    return total / len(weights)  # the bug: should divide by sum(weights)
+
+
+def test_the_first_tier_s_facts_are_worked_out_before_the_judging_children_fork() -> None:
+    # The children inherit what the host worked out; what only later tiers read stays deferred.
+    import time
+
+    from regrow._checks._oracles import TestCallable
+    from regrow._evidence._failure import check_failure
+    from regrow._proposers._engine import Engine
+    from regrow._proposers._engine._splice import _cache
+    from regrow._proposers._proposer import Request
+
+    def test_weighted(fn: Callable[..., float]) -> None:
+        assert fn([1.0, 3.0], [3.0, 1.0]) == 1.5
+
+    target = Target.of(weighted_mean)
+    request = Request(target, check_failure("test", target.func, "failing"), [], [TestCallable(test_weighted)], 1,
+                      time.monotonic() + 60)
+    engine = Engine()
+    with engine._worker(request) as worker:
+        plan = engine.plan(request, worker)
+    assert isinstance(plan.edits, Ranked)
+    module = plan.edits.scope.module
+    later = vars(module).get("_later", {})
+    assert set(later) == {"contexts", "statements"}  # only the twins' facts are left for later
+    assert "_parents" in vars(plan) and _cache[0] is not None and _cache[0].function is plan.function
+    bare = engine.plan(request)  # no worker: no child to fork, nothing worked out ahead
+    assert isinstance(bare.edits, Ranked)
+    assert {"literals", "keywords", "contexts"} <= set(vars(bare.edits.scope.module)["_later"])

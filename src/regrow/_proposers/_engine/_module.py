@@ -32,6 +32,12 @@ _MAX_KEYWORDS = 6  # keyword arguments kept per callee name
 class Deferring:
     """A dataclass some of whose fields may be worked out on first read (see :func:`defer`)."""
 
+    def resolve(self, *names: str) -> None:
+        """Work out the deferred fields ``names`` now (every one left when none is named): before a fork, so
+        that the children inherit them instead of each working them out again."""
+        for name in names or tuple(self.__dict__.get("_later", ())):
+            getattr(self, name)
+
     if not TYPE_CHECKING:  # (hidden from mypy, which would take any misspelt attribute for a deferred one)
 
         def __getattr__(self, name: str) -> Any:
@@ -97,6 +103,10 @@ class Module(Deferring):
         defer(made, ("sentinels",), lambda: {"sentinels": _sentinels(tree())})
         defer(made, ("contexts", "statements"), lambda: _contexts(tree()))
         return made
+
+
+# What the first tier's operators read of the module: worked out before the judging children fork.
+FIRST_TIER = ("literals", "keywords", "members", "sentinels")
 
 
 def defer(made: Deferring, names: tuple[str, ...], compute: Callable[[], dict[str, Any]]) -> None:

@@ -28,7 +28,7 @@ from .._proposer import BaseProposer, Request
 from ._abstain import undecided
 from ._edits import Operator
 from ._judges import Judges, cores, failing_first
-from ._module import Module
+from ._module import FIRST_TIER, Module
 from ._operators import OPERATORS
 from ._plan import Plan, Stats, judge_job
 from ._rank import Evidence, behaviour_job, rank
@@ -152,7 +152,11 @@ class Engine(BaseProposer):
         left = max(request.deadline - time.monotonic(), 0.0)
         edits = Ranked(scope, self.operators, lambda site: score(site.line + offset), stats=stats,
                        deadline=request.deadline - min(2.0, left / 10), progress=_progress(request))
-        return Plan(target, source, function, edits, spectrum, stats, reuse=self.reuse and not self.fresh)
+        plan = Plan(target, source, function, edits, spectrum, stats, reuse=self.reuse and not self.fresh)
+        if worker is not None:  # judging children fork from here: what each needs first is worked out once
+            scope.module.resolve(*FIRST_TIER)  # the later tiers' facts stay deferred: rarely reached
+            plan.prepare()
+        return plan
 
     def localize(self, request: Request) -> Suspicion:
         """How suspicious each line of the definition is (line 1 is the ``def``), higher first."""

@@ -152,6 +152,11 @@ class _Original(Deferring):
 _cache: list[_Original | None] = [None]
 
 
+def prepare(source: str, function: ast.AST) -> None:
+    """Read the function's nodes for splicing now (kept for the next splice of it, and by forked children)."""
+    _Original.of(source, function)
+
+
 def _indented(texts: list[str], indent: str) -> str:
     return "".join(f"{indent}{line}\n" for text in texts for line in text.splitlines())
 
