@@ -4,7 +4,8 @@
 
 For each size a module holding one generated function of that many lines (assignments, branches,
 loops and calls on its arguments) is written to a scratch folder, and the engine's planning steps run
-on it in the host, each timed: the target read from the file, its scope (sites and names), the first
+on it in the host, each timed: the target read from the file, its scope (sites and names, and what the
+first tier's operators read of the module, as the engine works it out before forking), the first
 100 edits in search order (:class:`regrow._proposers._engine._ranked.Ranked`), and the first candidate made from
 them (spliced and compiled). Reported: milliseconds per line of the planning steps (target: flat from
 100 to 3,000 lines, i.e. the 3,000-line figure within 2x the 100-line one) and the time to the first
@@ -32,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from regrow._proposers._engine._module import Module
+from regrow._proposers._engine._module import FIRST_TIER, Module
 from regrow._proposers._engine._operators import OPERATORS
 from regrow._proposers._engine._plan import Plan, Stats
 from regrow._proposers._engine._ranked import Ranked
@@ -86,6 +87,7 @@ def measure(folder: str, lines: int) -> dict[str, float]:
     function = find_function(source, target.name)
     step("target")
     scope = Scope.of(function, Module.of(target))
+    scope.module.resolve(*FIRST_TIER)  # as the engine does before its judging children fork
     step("scope")
     last = len(source.splitlines())
     ranked = Ranked(scope, OPERATORS, lambda site: 1.0 if site.line >= last - 1 else 0.0)  # the return suspected
