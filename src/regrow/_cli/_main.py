@@ -10,6 +10,7 @@ import io
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
@@ -72,7 +73,8 @@ def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
                                               ("environ", args.environ or None)) if value is not None}
     options = project_options(jobs=args.jobs, model=args.model, store=args.store, on_event=args.on_event, **given)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
-                       args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log)
+                       args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log,
+                       started=args.started)
     held = io.StringIO()  # -q: only the one-line result (errors go to stderr)
     prepared = collect(heal, held if args.quiet else out)
     if prepared.failure is not None:
@@ -97,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--max-candidates", type=count, default=None, metavar="N",
                       help="candidates to try at most (max_candidates in the configuration, or 2000)")
     heal.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
-                      help=f"seconds for the whole repair (timeout in the configuration, or {TIMEOUT:g})")
+                      help=f"seconds for the whole command, collecting the tests included (timeout in the "
+                           f"configuration, or {TIMEOUT:g})")
     heal.add_argument("--candidate-timeout", type=_seconds, default=None, metavar="SECONDS",
                       help="seconds per candidate's tests, and per test on the original (candidate_timeout in the "
                            f"configuration, or {CANDIDATE_TIMEOUT:g})")
@@ -118,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     heal.add_argument("--log", action="store_true",
                       help="a plain line per event, even on a terminal (the default when the output is not one)")
     add_heal_options(heal)
-    heal.set_defaults(run=_heal, pytest_args=[], on_event=[])
+    heal.set_defaults(run=_heal, pytest_args=[], on_event=[], started=None)
     add_deliver_command(commands)
     add_history_commands(commands)
     commands.add_parser("run", help="run a script (or -m module) with regrow.watch on its own package: its functions "
@@ -181,6 +184,7 @@ class _OneLine(logging.Formatter):
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``regrow`` console script; returns the exit status."""
+    started = time.monotonic()  # --timeout counts from here: collecting and probing the tests come out of it
     stream = out or sys.stdout
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["run"]:  # ``regrow run script.py | -m module``: the program's own arguments follow
@@ -195,7 +199,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     pytest_args = words[words.index("--") + 1:] if "--" in words else []
     args = _parser().parse_args(words[: words.index("--")] if "--" in words else words)
     if args.command == "heal":
-        args.pytest_args = pytest_args
+        args.pytest_args, args.started = pytest_args, started
     elif pytest_args:
         _parser().error("only regrow heal takes pytest options after --")
     return _guard_errors(lambda: int(args.run(args, stream)), stream, verbose=getattr(args, "verbose", False),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import sys
+import time
 import types
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +26,7 @@ from .._events import Event
 from .._evidence._failure import Failure, check_failure
 from .._heal._assembly import RepairRequest, run_repair
 from .._heal._options import Options, make_options
-from .._result import RepairResult
+from .._result import Budget, RepairResult
 from .._sandbox import InProcessSandbox
 from .._settings import configured
 from .._target._locate import attribute, blame, describe, is_path, loaded, split
@@ -66,6 +67,10 @@ class ProjectHeal:
     keeping: Keeping = dataclasses.field(default_factory=Keeping)
     verbose: bool = False  # a line per candidate judged
     log: bool = False  # the plain log even on a terminal
+    # When the heal's time budget starts (``time.monotonic()``): ``regrow heal --timeout`` counts from the
+    # command's start, so collecting the tests and running them on the original come out of it. None: from
+    # the repair's start (the agent tools).
+    started: float | None = None
 
     def __post_init__(self) -> None:
         if not self.tests:
@@ -152,7 +157,8 @@ def run_heal(heal: ProjectHeal, prepared: Prepared, out: TextIO) -> tuple[int, R
     assert failure is not None
     display = make_display(io.StringIO() if heal.quiet else out, prepared.target, verbose=heal.verbose,
                            log=heal.log or heal.quiet)
-    options = dataclasses.replace(heal.options, on_event=(display, _noting, *heal.options.on_event))
+    options = dataclasses.replace(heal.options, on_event=(display, _noting, *heal.options.on_event),
+                                  budget=_left(heal.options.budget, heal.started))
     kept: list[int] = []
     said = io.StringIO() if heal.quiet else out  # -q: the one-line result, where the fix went, errors on stderr
 
@@ -191,6 +197,18 @@ def run_heal(heal: ProjectHeal, prepared: Prepared, out: TextIO) -> tuple[int, R
     print(f"regrow: {fixed}", file=out)
     show(out, rows(prepared.target, result, _outcome(heal, status), display.judged, tests), result.diff)
     return status, result
+
+
+def _left(budget: Budget, started: float | None) -> Budget:
+    """``budget`` with what is left of its time since ``started`` (never below :data:`_LEAST`: the search
+    then stops at once with "time budget spent" instead of the budget being refused as bad input)."""
+    if started is None:
+        return budget
+    left = budget.timeout - (time.monotonic() - started)
+    return dataclasses.replace(budget, timeout=max(round(left, 2), _LEAST))
+
+
+_LEAST = 0.01  # seconds
 
 
 def _noting(event: Event) -> None:

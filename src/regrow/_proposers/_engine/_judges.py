@@ -76,8 +76,10 @@ class Judges:
 
     def verdicts(self, items: Iterable[T], send: Callable[[Worker, list[T]], None],
                  settle: Callable[[T, tuple[str, Any]], V], batch: int = 1,
-                 again: Callable[[Worker, list[T]], None] | None = None) -> Verdicts[T, V]:
-        """``(item, settle(item, outcome))`` for each item, in the order of ``items``.
+                 again: Callable[[Worker, list[T]], None] | None = None,
+                 deadline: float | None = None) -> Verdicts[T, V]:
+        """``(item, settle(item, outcome))`` for each item, in the order of ``items``, until ``deadline``
+        (``time.monotonic()``): a verdict not in by then is not waited for (``expired`` says so).
 
         ``send(worker, group)`` hands a group of up to ``batch`` items to a worker as one job, whose
         result is a list of one value per item; each item's ``outcome`` is ``("ok", its value)``. A
@@ -85,7 +87,7 @@ class Judges:
         it: its items are sent again one by one (with ``again``, if given, else ``send``), and each
         gets the outcome of its own job.
         """
-        return Verdicts(self.workers, items, send, settle, batch, again)
+        return Verdicts(self.workers, items, send, settle, batch, again, deadline)
 
     def close(self) -> None:
         for worker in self.workers:
@@ -112,8 +114,10 @@ class Verdicts(Generic[T, V]):
 
     def __init__(self, workers: list[Worker], items: Iterable[T], send: Callable[[Worker, list[T]], None],
                  settle: Callable[[T, tuple[str, Any]], V], batch: int = 1,
-                 again: Callable[[Worker, list[T]], None] | None = None) -> None:
+                 again: Callable[[Worker, list[T]], None] | None = None, deadline: float | None = None) -> None:
         self._workers = workers
+        self._deadline = deadline
+        self.expired = False  # the deadline came while a verdict was awaited: the iteration ended there
         self._items: Iterator[T] = iter(items)
         self._send, self._settle, self._again = send, settle, again or send
         self._batch = max(1, batch) if all(worker.depth > 1 for worker in workers) else 1
@@ -131,15 +135,25 @@ class Verdicts(Generic[T, V]):
             if self._exhausted:
                 self.close()
                 raise StopIteration
-            self._wait()  # every worker is busy with what was dropped at a restart
+            self._expire()
+            self._wait(self._deadline)  # every worker is busy with what was dropped at a restart
             self._fill()
         head = self._pending[0]
         while head.outcome is None:
-            self._wait()
+            self._expire()
+            self._wait(self._deadline)
             self._fill()  # a worker that answered ahead of the head gets its next job now
         self._pending.popleft()
         self._fill()  # the workers go on while the caller looks at this verdict
         return head.item, self._settle(head.item, head.outcome)
+
+    def _expire(self) -> None:
+        """End the iteration if the deadline came: a batch of long candidates (a 3,000-line function
+        compiles in ~0.1 s) would otherwise keep the search waiting well past it."""
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            self.expired = True
+            self.close()
+            raise StopIteration
 
     def restart(self, items: Iterable[T]) -> None:
         """Drop what was handed out ahead and not yet read; go on with ``items``."""

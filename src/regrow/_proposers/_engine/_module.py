@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import linecache
 import types
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -27,8 +29,32 @@ _MAX_ATTRIBUTES = 200
 _MAX_KEYWORDS = 6  # keyword arguments kept per callee name
 
 
+class Deferring:
+    """A dataclass some of whose fields may be worked out on first read (see :func:`defer`)."""
+
+    def resolve(self, *names: str) -> None:
+        """Work out the deferred fields ``names`` now (every one left when none is named): before a fork, so
+        that the children inherit them instead of each working them out again."""
+        for name in names or tuple(self.__dict__.get("_later", ())):
+            getattr(self, name)
+
+    if not TYPE_CHECKING:  # (hidden from mypy, which would take any misspelt attribute for a deferred one)
+
+        def __getattr__(self, name: str) -> Any:
+            """A field :func:`defer` left, worked out now (with the others of its group)."""
+            later = self.__dict__.get("_later", {})
+            if name not in later:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            names, compute = later[name]
+            values = compute()
+            for each in names:
+                later.pop(each, None)
+                self.__dict__[each] = values[each]
+            return values[name]
+
+
 @dataclasses.dataclass
-class Module:
+class Module(Deferring):
     """Facts about the module a function lives in; empty where it is not known."""
 
     functions: list[str] = dataclasses.field(default_factory=list)  # defined in the module, in order
@@ -54,16 +80,42 @@ class Module:
 
     @classmethod
     def of(cls, target: Target) -> Module:
-        """The module of ``target``: its globals for names, its source file for literals and calls."""
+        """The module of ``target``: its globals for names, its source file for literals and calls.
+
+        What is read from the source (literals, calls, members, contexts, sentinels) is worked out on
+        first read, each group when an operator first asks for it: parsing and walking a long module
+        is most of what planning costs before the first edit, and the first edits need little of it."""
         namespace = target.func.__globals__
-        tree = _tree(target.filename)
+        text = "".join(linecache.getlines(target.filename))  # read now: the file as it is when the search starts
         owner = _owner(namespace, target.qualname)
-        attributes, keywords, bare_calls = _usage(tree)
-        members, methods = _members(owner, tree)
-        return cls(*_definitions(namespace, target.module, target.name), _constants(namespace), _literals(tree),
-                   attributes=attributes, members=members, methods=methods, unary=_unary(owner, methods),
-                   keywords=keywords, bare_calls=bare_calls, arity=_arity(namespace, target.module),
-                   namespace=namespace, sentinels=_sentinels(tree), **_contexts(tree))
+        made = cls(*_definitions(namespace, target.module, target.name), _constants(namespace),
+                   arity=_arity(namespace, target.module), namespace=namespace)
+        tree = functools.cache(lambda: _tree(text))
+
+        def members() -> dict[str, Any]:
+            members, methods = _members(owner, tree())
+            return {"members": members, "methods": methods, "unary": _unary(owner, methods)}
+
+        defer(made, ("literals",), lambda: {"literals": _literals(tree())})
+        defer(made, ("attributes", "keywords", "bare_calls"),
+              lambda: dict(zip(("attributes", "keywords", "bare_calls"), _usage(tree()), strict=True)))
+        defer(made, ("members", "methods", "unary"), members)
+        defer(made, ("sentinels",), lambda: {"sentinels": _sentinels(tree())})
+        defer(made, ("contexts", "statements"), lambda: _contexts(tree()))
+        return made
+
+
+# What the first tier's operators read of the module: worked out before the judging children fork.
+FIRST_TIER = ("literals", "keywords", "members", "sentinels")
+
+
+def defer(made: Deferring, names: tuple[str, ...], compute: Callable[[], dict[str, Any]]) -> None:
+    """Leave ``made``'s fields ``names`` to ``compute`` (which gives each), on the first read of any of them."""
+    later = made.__dict__.setdefault("_later", {})
+    for name in names:
+        assert not hasattr(type(made), name), f"{name} has a default on the class: reading it would not defer"
+        del made.__dict__[name]
+        later[name] = (names, compute)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,8 +242,7 @@ def _constants(namespace: dict[str, Any]) -> dict[str, Literal]:
             if name.isupper() and not name.startswith("_") and type(value) in (int, float, str)}
 
 
-def _tree(filename: str) -> ast.Module | None:
-    text = "".join(linecache.getlines(filename))
+def _tree(text: str) -> ast.Module | None:
     if not text or len(text) > _MAX_SOURCE:
         return None
     try:

@@ -65,6 +65,7 @@ class Ranked:
         self._deadline, self._clock, self._progress, self._stats = deadline, clock, progress, stats
         self.overdue = False  # a walk in search order stopped at the deadline with edits left
         self.timed = False  # whether the walk now under way stops at the deadline
+        self.scope = scope
         self.sites = len(scope.sites)
         self._pid = os.getpid()
         self._walk: Iterator[Edit | None] | None = _walk(scope, operators, weight, self)

@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterator
 from typing import TypeVar
 
-from ._module import Module, own_nodes
+from ._module import Deferring, Module, defer, own_nodes
 
 _Node = TypeVar("_Node", bound=ast.AST)
 
@@ -30,7 +30,7 @@ class Site:
 
 
 @dataclasses.dataclass
-class Scope:
+class Scope(Deferring):
     """Facts about the function that operators use to build replacements."""
 
     function: ast.FunctionDef | ast.AsyncFunctionDef
@@ -62,16 +62,18 @@ class Scope:
             elif isinstance(node, ast.Attribute) and node.attr not in attributes:
                 attributes.append(node.attr)
         sites = list(_sites(function))
-        expressions = _distinct([s.node for s in sites if isinstance(s.node, ast.expr) and _copyable_expr(s.node)
-                                 and _donor(s, variables)])
-        statements: list[ast.stmt] = _distinct(
-            [s.node for s in sites if isinstance(s.node, _SIMPLE) and not _is_docstring(s)])
         methods = list(dict.fromkeys(
             n.func.attr for n in ast.walk(function)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and len(n.args) == 1
         ))
-        return cls(function, params, variables, loaded, attributes, sites, expressions, statements, methods,
-                   module or Module())
+        made = cls(function, params, variables, loaded, attributes, sites, methods=methods, module=module or Module())
+        # What may be copied elsewhere is asked for only by the later tiers: worked out then (see defer).
+        defer(made, ("expressions",), lambda: {"expressions": _distinct(
+            [s.node for s in sites if isinstance(s.node, ast.expr) and _copyable_expr(s.node)
+             and _donor(s, variables)])})
+        defer(made, ("statements",), lambda: {"statements": _distinct(
+            [s.node for s in sites if isinstance(s.node, _SIMPLE) and not _is_docstring(s)])})
+        return made
 
     @functools.cached_property
     def constants(self) -> list[int | float | str]:

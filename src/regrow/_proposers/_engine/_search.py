@@ -28,7 +28,7 @@ from .._proposer import BaseProposer, Request
 from ._abstain import undecided
 from ._edits import Operator
 from ._judges import Judges, cores, failing_first
-from ._module import Module
+from ._module import FIRST_TIER, Module
 from ._operators import OPERATORS
 from ._plan import Plan, Stats, judge_job
 from ._rank import Evidence, behaviour_job, rank
@@ -152,7 +152,11 @@ class Engine(BaseProposer):
         left = max(request.deadline - time.monotonic(), 0.0)
         edits = Ranked(scope, self.operators, lambda site: score(site.line + offset), stats=stats,
                        deadline=request.deadline - min(2.0, left / 10), progress=_progress(request))
-        return Plan(target, source, function, edits, spectrum, stats, reuse=self.reuse and not self.fresh)
+        plan = Plan(target, source, function, edits, spectrum, stats, reuse=self.reuse and not self.fresh)
+        if worker is not None:  # judging children fork from here: what each needs first is worked out once
+            scope.module.resolve(*FIRST_TIER)  # the later tiers' facts stay deferred: rarely reached
+            plan.prepare()
+        return plan
 
     def localize(self, request: Request) -> Suspicion:
         """How suspicious each line of the definition is (line 1 is the ``def``), higher first."""
@@ -219,7 +223,7 @@ class Engine(BaseProposer):
 
         stats.batch = batch = self.batch(plan.spectrum)
         verdicts = judges.verdicts(search(), send, settle, batch=batch,
-                                   again=lambda worker, edits: send(worker, edits, dedup=False))
+                                   again=lambda worker, edits: send(worker, edits, dedup=False), deadline=deadline)
         stats.stopped = ""
         try:
             for edit, verdict in verdicts:
@@ -253,6 +257,8 @@ class Engine(BaseProposer):
                     # go on from here as one worker would have (after a pair, nothing: pairs end at a find).
                     round += 1
                     verdicts.restart(() if edit.second is not None else search(edit))
+            if verdicts.expired and not stats.stopped:  # the deadline came while a verdict was awaited
+                stats.stopped = f"time budget spent after {stats.evaluated} candidates (raise timeout / --timeout)"
         finally:
             verdicts.close()
         stats.plausible = len(found)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from ._edits import Branch, Insert, Replacement
+from ._module import Deferring, defer
 from ._parens import ATOMIC, needs_parens
 from ._scope import Scope, Site
 
@@ -26,7 +27,7 @@ _END = 1 << 30  # a column past the end of any line
 
 
 @dataclasses.dataclass
-class _Original:
+class _Original(Deferring):
     """The function as written: its text and its nodes, to copy the text of any node an edit kept."""
 
     source: str
@@ -34,16 +35,22 @@ class _Original:
     lines: list[str]
     nodes: dict[int, ast.AST]
     parents: dict[int, ast.AST] = dataclasses.field(default_factory=dict)
-    quote: str = '"'  # the quote the function's strings mostly use
+    quote: str = dataclasses.field(default_factory=lambda: '"')  # the quote the function's strings mostly use
 
     @classmethod
     def of(cls, source: str, function: ast.AST) -> _Original:
         cached = _cache[0]
         if cached is not None and cached.function is function and cached.source == source:
             return cached
-        made = cls(source, function, source.splitlines(keepends=True), {id(n): n for n in ast.walk(function)})
-        made.quote = made._quote()
-        made.parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+        nodes, parents = {id(function): function}, {}
+        stack = [function]
+        while stack:  # one walk for both (a 3,000-line function has ~100,000 nodes)
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                nodes[id(child)], parents[id(child)] = child, node
+                stack.append(child)
+        made = cls(source, function, source.splitlines(keepends=True), nodes, parents)
+        defer(made, ("quote",), lambda: {"quote": made._quote()})  # only a new string needs it
         _cache[0] = made
         return made
 
@@ -143,6 +150,11 @@ class _Original:
 
 
 _cache: list[_Original | None] = [None]
+
+
+def prepare(source: str, function: ast.AST) -> None:
+    """Read the function's nodes for splicing now (kept for the next splice of it, and by forked children)."""
+    _Original.of(source, function)
 
 
 def _indented(texts: list[str], indent: str) -> str:
