@@ -43,3 +43,15 @@ def make_module(tmp_path: Path) -> Iterator[Callable[[str], types.ModuleType]]:
         sys.modules.pop(name, None)
     if str(tmp_path) in sys.path:
         sys.path.remove(str(tmp_path))
+
+
+@pytest.fixture
+def openai_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """A scripted OpenAI server on loopback that a ``model="openai:…"`` string reaches, configured the way a
+    user configures the SDK (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``)."""
+    from llm_servers import OpenAIServer
+
+    with OpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-for-the-loopback-0000")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        yield server

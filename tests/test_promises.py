@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -30,11 +30,8 @@ def rupees(fn: Any) -> None:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
-    with OpenAIServer() as running:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key-for-the-loopback-0000")
-        monkeypatch.setenv("OPENAI_BASE_URL", running.base_url)
-        yield running
+def server(openai_env: OpenAIServer) -> OpenAIServer:
+    return openai_env
 
 
 def test_the_prompt_after_the_engine_says_what_it_tried(server: OpenAIServer, make_module: MakeModule) -> None:

@@ -53,12 +53,8 @@ def pick(wanted: str) -> Callable[[str, str, dict[str, Any]], str]:
 
 
 @pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
-    """The endpoint a ``model="openai:gpt-test"`` string reaches, as a user configures it."""
-    with OpenAIServer() as server:
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        yield server
+def model(openai_env: OpenAIServer) -> OpenAIServer:
+    return openai_env
 
 
 def test_the_model_settles_the_engines_ambiguity(model: OpenAIServer,
