@@ -19,7 +19,7 @@ from typing import Any
 from ..._ambiguity import Ambiguity
 from ..._candidate import Candidate
 from ..._checks._inputs import vary_job
-from ..._checks._spectrum import Spectrum, record, split_checks, suspicion, trace_job
+from ..._checks._spectrum import TEST_CPU_FLOOR, Spectrum, record, split_checks, suspicion, trace_job
 from ..._events import Event, emit
 from ..._sandbox._warm import Worker
 from ..._target._target import Target, find_function
@@ -187,7 +187,9 @@ class Engine(BaseProposer):
         the neighbourhood of the first plausible one is explored, or there are no more."""
         stats = plan.stats
         stats.candidate_timeout = timeout = self.candidate_timeout(plan.spectrum)
-        plan.limits = plan.spectrum.test_limits(timeout) if plan.spectrum is not None else {}  # before the forks
+        if plan.spectrum is not None:  # before the forks
+            plan.limits = plan.spectrum.test_limits(timeout)
+            plan.cpu_limits = plan.spectrum.test_limits(timeout, TEST_CPU_FLOOR, cpu=True)
         started = time.monotonic()
         reserve = min(2.0, max(0.0, request.deadline - started) / 10)  # left for ranking and the session's proof
         deadline = request.deadline - reserve
