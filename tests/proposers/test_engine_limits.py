@@ -24,8 +24,9 @@ from regrow._sandbox import _warm_child as _serve
 fork_only = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 
-def run(check: str, passed: bool, duration: float, timed_out: bool = False, cpu: float = 0.0) -> Run:
-    return Run(check, passed, frozenset(), duration, [], timed_out=timed_out, cpu=cpu)
+def run(check: str, passed: bool, duration: float, timed_out: bool = False, cpu: float = 0.0,
+        lines: frozenset[int] = frozenset()) -> Run:
+    return Run(check, passed, lines, duration, [], timed_out=timed_out, cpu=cpu)
 
 
 def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longest_passing_limit() -> None:
@@ -51,6 +52,16 @@ def test_cpu_limits_come_from_cpu_times_and_a_check_that_did_not_finish_gets_non
     assert Run.from_plain(plain).cpu == 0.25
     with pytest.raises(ValueError, match="cpu must be numbers"):
         Run.from_plain({**plain, "cpu": "0.25"})
+
+
+def test_a_failing_check_s_limit_comes_from_the_passing_checks_that_ran_the_target() -> None:
+    # a slow test that never calls the target says nothing of how long the failing one takes once fixed
+    spectrum = Spectrum([run("slow-elsewhere", True, 0.8, cpu=0.8),
+                         run("calls-it", True, 0.5, cpu=0.03, lines=frozenset({3})),
+                         run("fails", False, 0.01, cpu=0.01, lines=frozenset({3}))])
+    assert spectrum.test_limits(ceiling=5.0, floor=0.1, cpu=True) == {"slow-elsewhere": 4.0, "calls-it": 0.15,
+                                                                       "fails": 0.15}
+    assert spectrum.test_limits(ceiling=5.0, floor=1.0)["fails"] == 2.5  # wall-clock limits alike
 
 
 def _spin(seconds: float) -> str:

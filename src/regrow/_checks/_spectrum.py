@@ -132,12 +132,12 @@ class Spectrum:
                     cpu: bool = False) -> dict[str, float]:
         """Each check's own time limit while candidates are screened, at most ``ceiling`` (the candidate's):
         ``factor`` times its time on the original, at least ``floor``, for a check that passed. One that
-        failed or did not finish tells little of how long it takes once fixed: the longest limit of the
-        passing ones (and its own time's multiple, if longer); without passing checks, ``ceiling``.
-        With ``cpu``, the same from CPU times (give a CPU ``floor``), but none for a check that did not finish."""
+        failed or did not finish tells little of how long it takes once fixed: the longest limit of the passing
+        ones that ran the target (all, if none did) and its own time's multiple, if longer; else ``ceiling``.
+        With ``cpu``, the same from CPU times (give a CPU ``floor``), none for a check that did not finish."""
         spent: Callable[[Run], float] = (lambda run: run.cpu) if cpu else (lambda run: run.duration)
         own = {run.check: min(ceiling, max(floor, factor * spent(run))) for run in self.passing}
-        others = max(own.values(), default=ceiling)
+        others = max((own[run.check] for run in [r for r in self.passing if r.lines] or self.passing), default=ceiling)
         for run in (run for run in self.failing if not (cpu and run.timed_out)):
             mine = 0.0 if run.timed_out else factor * spent(run)
             own[run.check] = min(ceiling, max(floor, others, mine))
