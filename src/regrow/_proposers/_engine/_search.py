@@ -11,6 +11,7 @@ first, so the session's own proof confirms the best one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -20,6 +21,7 @@ from ..._ambiguity import Ambiguity
 from ..._candidate import Candidate
 from ..._checks._inputs import vary_job
 from ..._checks._spectrum import TEST_CPU_FLOOR, Spectrum, record, split_checks, suspicion, trace_job
+from ..._checks._widen import constant_texts
 from ..._events import Event, emit
 from ..._sandbox._warm import Worker
 from ..._target._target import Target, find_function
@@ -129,7 +131,7 @@ class Engine(BaseProposer):
         return Worker({
             "trace": trace_job(target, fine, self.localize_timeout),
             "judge": judge_job(plans if plans is not None else [], target, checks),
-            "vary": vary_job,
+            "vary": functools.partial(vary_job, texts=constant_texts(target.original_code)),
             "behaviour": behaviour_job(target),
         }, fork=self.fork, trusted={"trace"}, fresh=self.fresh, views=request.views, environ=request.environ)
 
