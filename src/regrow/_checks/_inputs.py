@@ -190,16 +190,20 @@ def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -
     return made
 
 
-def vary_job(given: Any, limit: int, texts: Sequence[str] = ()) -> list[dict[str, str]]:
-    """The ``"vary"`` job (runs in a worker): :func:`derive` on plain sealed calls, the result sealed."""
-    return [call.to_plain() for call in seal_all(derive(open_all(given), limit, texts))]
+def vary_job(given: Any, limit: int, with_texts: bool = False, texts: Sequence[str] = ()) -> list[dict[str, str]]:
+    """The ``"vary"`` job (runs in a worker): :func:`derive` on plain sealed calls (with ``texts`` if asked
+    ``with_texts``), the result sealed."""
+    return [call.to_plain() for call in seal_all(derive(open_all(given), limit, texts if with_texts else ()))]
 
 
-def variations(worker: Worker, given: Sequence[SealedCall], limit: int, timeout: float = 5.0) -> list[SealedCall]:
-    """:func:`derive` for sealed calls, run in the worker's ``"vary"`` job (none if that fails)."""
+def variations(worker: Worker, given: Sequence[SealedCall], limit: int, timeout: float = 5.0,
+               with_texts: bool = False) -> list[SealedCall]:
+    """:func:`derive` for sealed calls, run in the worker's ``"vary"`` job (none if that fails); ``with_texts``:
+    the job's texts put into string arguments too."""
     if not given or limit <= 0:
         return []
-    status, made = worker.call("vary", [call.to_plain() for call in given], limit, timeout=timeout, read=sealed_list)
+    status, made = worker.call("vary", [call.to_plain() for call in given], limit, with_texts, timeout=timeout,
+                               read=sealed_list)
     return made if status == "ok" else []
 
 
