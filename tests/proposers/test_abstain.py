@@ -130,3 +130,29 @@ def test_only_real_disagreements_count() -> None:
     found = undecided(ranking(("returned 1", "returned 2", "x"), ("returned 1", "returned 3", "x")), "def f(n): ...")
     assert found is not None and found.inputs == ["2"] and found.outputs == [["returned 2"], ["returned 3"]]
     assert found.separations[0].original == "returned 0"
+
+
+# The tests give one label that holds "--" where the bug looks; every one-token edit of the slice or of the
+# text that passes leaves the check dead at the place meant. Labels with the function's own "--" put in at
+# other places (the guard's inputs made from its constants) show that they disagree: no guess is installed.
+HYPHENS = '''
+def tag_ok(label):
+    if label[1:3] == "--":
+        raise ValueError("hyphens in the 3rd and 4th places")
+    return True
+'''
+
+
+def test_candidates_that_disagree_on_the_function_s_own_texts_put_into_a_string_are_not_installed(make_module):
+    mod = make_module(HYPHENS)
+
+    def check_tag(fn):
+        assert fn("a--b") is True
+        assert fn("plain") is True
+
+    result = regrow.repair(mod.tag_ok, args=("a--b",), tests=[check_tag])
+    assert not result.ok and result.fix is None and result.installed is None, result.reason
+    assert result.ambiguous is not None and len(result.ambiguous.candidates) >= 2
+    assert any("--" in shown for shown in result.ambiguous.inputs), result.ambiguous.inputs
+    with pytest.raises(ValueError):
+        mod.tag_ok("a--b")  # still the original

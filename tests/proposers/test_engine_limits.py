@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import regrow
-from regrow._checks._spectrum import TEST_FLOOR, Run, Spectrum
+from regrow._checks._spectrum import TEST_CPU_FLOOR, TEST_FLOOR, Run, Spectrum
 from regrow._checks._test_limits import TestOverrun, limited, per_test_limits
 from regrow._events import Event
 from regrow._proposers._engine import Engine
@@ -24,8 +24,9 @@ from regrow._sandbox import _warm_child as _serve
 fork_only = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 
-def run(check: str, passed: bool, duration: float, timed_out: bool = False) -> Run:
-    return Run(check, passed, frozenset(), duration, [], timed_out=timed_out)
+def run(check: str, passed: bool, duration: float, timed_out: bool = False, cpu: float = 0.0,
+        lines: frozenset[int] = frozenset()) -> Run:
+    return Run(check, passed, lines, duration, [], timed_out=timed_out, cpu=cpu)
 
 
 def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longest_passing_limit() -> None:
@@ -39,12 +40,64 @@ def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longes
     assert TEST_FLOOR == 1.0  # the defaults docs/engine.md gives: 5x a test's own time, at least 1 s
 
 
+def test_cpu_limits_come_from_cpu_times_and_a_check_that_did_not_finish_gets_none() -> None:
+    spectrum = Spectrum([run("quick", True, 0.5, cpu=0.001), run("busy", True, 0.5, cpu=0.1),
+                         run("fails", False, 0.5, cpu=0.0001), run("fails-busily", False, 0.9, cpu=0.4),
+                         run("hangs", False, 1.0, timed_out=True, cpu=0.6)])
+    limits = spectrum.test_limits(ceiling=5.0, floor=TEST_CPU_FLOOR, factor=5.0, cpu=True)
+    # wall times play no part; the failing ones get the longest passing limit; the hanging one only its wall limit
+    assert limits == {"quick": TEST_CPU_FLOOR, "busy": 0.5, "fails": 0.5, "fails-busily": 2.0}
+    assert TEST_CPU_FLOOR == 0.1  # docs/engine.md: at least 0.1 s of CPU
+    plain = run("busy", True, 0.5, cpu=0.25).to_plain()
+    assert Run.from_plain(plain).cpu == 0.25
+    with pytest.raises(ValueError, match="cpu must be numbers"):
+        Run.from_plain({**plain, "cpu": "0.25"})
+
+
+def test_a_failing_check_s_limit_comes_from_the_passing_checks_that_ran_the_target() -> None:
+    # a slow test that never calls the target says nothing of how long the failing one takes once fixed
+    spectrum = Spectrum([run("slow-elsewhere", True, 0.8, cpu=0.8),
+                         run("calls-it", True, 0.5, cpu=0.03, lines=frozenset({3})),
+                         run("fails", False, 0.01, cpu=0.01, lines=frozenset({3}))])
+    assert spectrum.test_limits(ceiling=5.0, floor=0.1, cpu=True) == {"slow-elsewhere": 4.0, "calls-it": 0.15,
+                                                                       "fails": 0.15}
+    assert spectrum.test_limits(ceiling=5.0, floor=1.0)["fails"] == 2.5  # wall-clock limits alike
+
+
+def _spin(seconds: float) -> str:
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+    return "done"
+
+
+def test_a_cpu_limit_stops_a_busy_loop_but_not_a_wait(in_child: None) -> None:
+    with pytest.raises(_serve.Overrun), _serve.cpu_limit(0.05):
+        _spin(20)
+    with _serve.cpu_limit(0.05):
+        time.sleep(0.3)  # waiting (as a loaded machine makes a process wait) costs no CPU
+    with pytest.raises(_serve.Overrun), _serve.time_limit(30), _serve.cpu_limit(0.05):
+        _spin(20)  # beside a wall-clock limit, the CPU one strikes first
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0 and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+def test_a_test_over_its_cpu_limit_fails_as_an_overrun_while_one_that_waits_passes(in_child: None) -> None:
+    with per_test_limits({"test:spins": 30.0, "test:waits": 30.0}, _serve.time_limit,
+                         {"test:spins": 0.05, "test:waits": 0.05}, _serve.cpu_limit):
+        assert limited("test:spins", lambda: _spin(0.2)) == "done"  # its first run is free
+        with pytest.raises(TestOverrun, match=r"test:spins did not finish in 0.05s of CPU \(its own limit"):
+            limited("test:spins", lambda: _spin(20))
+        for _ in range(2):
+            assert limited("test:waits", lambda: time.sleep(0.2) or "slept") == "slept"
+
+
 @pytest.fixture
 def in_child(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """time_limit as a worker's child has it (SIGALRM on the main thread, which pytest's is)."""
     monkeypatch.setattr(_serve, "_in_child", True)
     yield
     signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def test_a_limit_inside_another_strikes_first_and_the_outer_one_keeps_counting(in_child: None) -> None:
@@ -124,8 +177,8 @@ def test_a_candidate_that_hangs_fails_at_its_test_s_own_limit_not_the_candidate_
     assert result.ok, result.reason
     reasons = [e.verdict.reason for e in events if e.verdict is not None and not e.verdict.ok]
     limit = engine.last_stats.candidate_timeout
-    assert limit > 1.0  # the candidate's limit: 20x the four tests' time
-    hung = [reason for reason in reasons if "did not finish in 1s (its own limit" in reason]
+    assert limit > 1.0  # the candidate's limit: 20x the four tests' time (they wait, with CPU time to spare)
+    hung = [reason for reason in reasons if "did not finish in 0.1s of CPU (its own limit" in reason]
     assert len(hung) >= 3, reasons  # `while n >= 0`, `n //= 1`, `n *= 10`, ...
     # a hang costs the whole candidate limit at most once per judging child (a test's first run there)
     assert sum("timed out after" in reason for reason in reasons) <= engine.last_stats.forks, reasons
@@ -167,4 +220,5 @@ def test_regrow_heal_screens_each_pytest_test_under_its_own_limit(tmp_path: Path
     done = subprocess.run([sys.executable, "-m", "regrow", "heal", "digits.py::digit_sum", "--test", "test_digits.py",
                            "-v"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"test_digits\.py::test_\w+ did not finish in 1s \(its own limit", done.stdout), done.stdout
+    hung = r"test_digits\.py::test_\w+ did not finish in 0.1s of CPU \(its own limit"
+    assert re.search(hung, done.stdout), done.stdout

@@ -29,7 +29,7 @@ from typing import Any, AnyStr
 
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
-from ._widen import more_variants, streams
+from ._widen import inserted, more_variants, streams
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
 _MAX_SHOWN = 2000
@@ -173,11 +173,13 @@ def _variants(value: Any) -> Iterator[Any]:
         yield dict(list(value.items())[:-1])
 
 
-def derive(calls: Sequence[Call], limit: int = 120) -> list[Call]:
-    """New calls, each one argument of a given call changed a little; none equal to a given call."""
+def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -> list[Call]:
+    """New calls, each one argument of a given call changed a little; none equal to a given call. With
+    ``texts`` (see :func:`constant_texts`), after those: each text put into each string argument."""
     seen = {call.key() for call in calls}
     made: list[Call] = []
-    per_call = [list(_derived(call)) for call in calls]
+    per_call = [[*_derived(call, _variants), *_derived(call, lambda value: inserted(value, texts))]
+                for call in calls]
     for round_ in range(max((len(group) for group in per_call), default=0)):
         for group in per_call:  # round-robin, so every given call contributes before the limit cuts
             if round_ < len(group) and len(made) < limit:
@@ -188,25 +190,29 @@ def derive(calls: Sequence[Call], limit: int = 120) -> list[Call]:
     return made
 
 
-def vary_job(given: Any, limit: int) -> list[dict[str, str]]:
-    """The ``"vary"`` job (runs in a worker): :func:`derive` on plain sealed calls, the result sealed."""
-    return [call.to_plain() for call in seal_all(derive(open_all(given), limit))]
+def vary_job(given: Any, limit: int, with_texts: bool = False, texts: Sequence[str] = ()) -> list[dict[str, str]]:
+    """The ``"vary"`` job (runs in a worker): :func:`derive` on plain sealed calls (with ``texts`` if asked
+    ``with_texts``), the result sealed."""
+    return [call.to_plain() for call in seal_all(derive(open_all(given), limit, texts if with_texts else ()))]
 
 
-def variations(worker: Worker, given: Sequence[SealedCall], limit: int, timeout: float = 5.0) -> list[SealedCall]:
-    """:func:`derive` for sealed calls, run in the worker's ``"vary"`` job (none if that fails)."""
+def variations(worker: Worker, given: Sequence[SealedCall], limit: int, timeout: float = 5.0,
+               with_texts: bool = False) -> list[SealedCall]:
+    """:func:`derive` for sealed calls, run in the worker's ``"vary"`` job (none if that fails); ``with_texts``:
+    the job's texts put into string arguments too."""
     if not given or limit <= 0:
         return []
-    status, made = worker.call("vary", [call.to_plain() for call in given], limit, timeout=timeout, read=sealed_list)
+    status, made = worker.call("vary", [call.to_plain() for call in given], limit, with_texts, timeout=timeout,
+                               read=sealed_list)
     return made if status == "ok" else []
 
 
-def _derived(call: Call) -> Iterator[Call]:
+def _derived(call: Call, variants: Callable[[Any], Iterator[Any]]) -> Iterator[Call]:
     for i, value in enumerate(call.args):
-        for variant in _variants(value):
+        for variant in variants(value):
             yield Call((*call.args[:i], variant, *call.args[i + 1 :]), call.kwargs)
     for name, value in call.kwargs.items():
-        for variant in _variants(value):
+        for variant in variants(value):
             yield Call(call.args, {**call.kwargs, name: variant})
 
 

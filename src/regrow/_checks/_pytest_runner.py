@@ -160,11 +160,16 @@ class Suite:
         item = self.items[nodeid]
         with self._lock:
             self._subtests.failed.clear()
+            option, style = self.config.option, getattr(self.config.option, "tbstyle", "auto")
+            if not detail:  # a failure's whole text is not read: pytest need not find each frame's source
+                option.tbstyle = "line"
             try:
                 reports = runtestprotocol(item, log=False, nextitem=None)
             except BaseException:
                 item.session._setupstate = SetupState()  # an interrupted teardown leaves a stale stack
                 raise
+            finally:
+                option.tbstyle = style
             subtests = list(self._subtests.failed)
             self._subtests.failed.clear()
         for report in [*subtests, *reports]:

@@ -38,6 +38,7 @@ _HOT_BONUS = 0.25  # added to such a line's suspicion (Ochiai is at most 1)
 TEST_FLOOR = 1.0  # seconds: the least time limit of one check while candidates are screened (a loaded machine
 # can stall a quick test for a good fraction of a second: a floor below that rejects right fixes) ...
 TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
+TEST_CPU_FLOOR = 0.1  # CPU seconds: the least CPU limit of a check (load stalls the wall clock, hardly CPU time)
 
 
 @dataclasses.dataclass
@@ -53,12 +54,13 @@ class Run:
     failing_line: int | None = None  # file line in the target where it raised, if it did
     reason: str = ""  # why it failed
     hot: frozenset[int] = frozenset()  # of a run that did not finish: the lines it kept running (its loop)
+    cpu: float = 0.0  # CPU seconds the check took (this process's, see time.process_time)
 
     def to_plain(self) -> dict[str, Any]:
         """This run as plain data, to cross from a worker to the host."""
         return {"check": self.check, "passed": self.passed, "lines": sorted(self.lines), "duration": self.duration,
                 "calls": [call.to_plain() for call in self.calls], "timed_out": self.timed_out,
-                "failing_line": self.failing_line, "reason": self.reason, "hot": sorted(self.hot)}
+                "failing_line": self.failing_line, "reason": self.reason, "hot": sorted(self.hot), "cpu": self.cpu}
 
     @classmethod
     def from_plain(cls, data: Any) -> Run:
@@ -71,19 +73,19 @@ class Run:
                 raise ValueError(f"a run's {name} must be a list of int")
         if type(calls) is not list:
             raise ValueError("a run's calls must be a list")
-        if type(duration) not in (int, float) or not (line is None or type(line) is int):
-            raise ValueError("a run's duration must be a number and its failing line an int or null")
+        if not {type(duration), type(data["cpu"])} <= {int, float} or not (line is None or type(line) is int):
+            raise ValueError("a run's duration and cpu must be numbers and its failing line an int or null")
         if type(data["check"]) is not str or type(data["reason"]) is not str:
             raise ValueError("a run's check and reason must be strings")
         if type(data["passed"]) is not bool or type(data["timed_out"]) is not bool:
             raise ValueError("a run's passed and timed_out must be booleans")
         return cls(data["check"], data["passed"], frozenset(lines), float(duration),
                    [SealedCall.from_plain(call) for call in calls], data["timed_out"], line, data["reason"],
-                   frozenset(data["hot"]))
+                   frozenset(data["hot"]), float(data["cpu"]))
 
 
 _RUN_FIELDS = frozenset({"check", "passed", "lines", "duration", "calls", "timed_out", "failing_line", "reason",
-                         "hot"})
+                         "hot", "cpu"})
 
 
 @dataclasses.dataclass
@@ -126,15 +128,18 @@ class Spectrum:
     def passing_time(self) -> float:
         return sum(run.duration for run in self.passing)
 
-    def test_limits(self, ceiling: float, floor: float = TEST_FLOOR, factor: float = TEST_FACTOR) -> dict[str, float]:
+    def test_limits(self, ceiling: float, floor: float = TEST_FLOOR, factor: float = TEST_FACTOR,
+                    cpu: bool = False) -> dict[str, float]:
         """Each check's own time limit while candidates are screened, at most ``ceiling`` (the candidate's):
         ``factor`` times its time on the original, at least ``floor``, for a check that passed. One that
-        failed or did not finish tells little of how long it takes once fixed: the longest limit of the
-        passing ones (and its own time's multiple, if longer); without passing checks, ``ceiling``."""
-        own = {run.check: min(ceiling, max(floor, factor * run.duration)) for run in self.passing}
-        others = max(own.values(), default=ceiling)
-        for run in self.failing:
-            mine = 0.0 if run.timed_out else factor * run.duration
+        failed or did not finish tells little of how long it takes once fixed: the longest limit of the passing
+        ones that ran the target (all, if none did) and its own time's multiple, if longer; else ``ceiling``.
+        With ``cpu``, the same from CPU times (give a CPU ``floor``), none for a check that did not finish."""
+        spent: Callable[[Run], float] = (lambda run: run.cpu) if cpu else (lambda run: run.duration)
+        own = {run.check: min(ceiling, max(floor, factor * spent(run))) for run in self.passing}
+        others = max((own[run.check] for run in [r for r in self.passing if r.lines] or self.passing), default=ceiling)
+        for run in (run for run in self.failing if not (cpu and run.timed_out)):
+            mine = 0.0 if run.timed_out else factor * spent(run)
             own[run.check] = min(ceiling, max(floor, others, mine))
         return own
 
@@ -201,7 +206,7 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     tracer = _Tracer(target.original_code, count=_HOT_HITS)
     failure: BaseException | None = None
     timed_out = False
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     try:
         # evaluating(): a failure inside a check must not start a nested repair
         with evaluating(), time_limit(limit), tracer.tracing():
@@ -212,7 +217,7 @@ def trace(target: Target, check: Check, limit: float) -> Run:
         failure = exc
     finally:
         live.__code__, live.__defaults__, live.__kwdefaults__ = saved
-    duration = time.perf_counter() - started
+    duration, cpu = time.perf_counter() - started, time.process_time() - cpu
     # A check that catches every exception (a pytest test run directly does) turns the overrun into a
     # failure of its own: it still did not finish.
     timed_out = timed_out or (failure is not None and duration >= limit)
@@ -220,7 +225,7 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     failing_line = _line_in(target, failure) if failure is not None else None
     hot = frozenset(line for line, hits in tracer.hits.items() if hits >= _HOT_HITS) if timed_out else frozenset()
     return Run(check.name, failure is None and not timed_out, frozenset(tracer.lines), duration,
-               seal_all(tracer.calls), timed_out, failing_line, reason, hot)
+               seal_all(tracer.calls), timed_out, failing_line, reason, hot, cpu)
 
 
 def _reason(failure: BaseException | None) -> str:

@@ -8,6 +8,8 @@ argument's plain variations.
   negated).
 - **Other arguments' values**: two arguments of one type swapped, or one given the other's value.
 - **Pairs**: two arguments changed at once (the first few variations of each).
+- **The function's own texts** (:func:`constant_texts`, used by the engine's guard too): its short
+  string constants put into a string argument at its first places and at its end.
 
 Functions of plain values only (the calls themselves are :mod:`._inputs`'), run in a worker.
 """
@@ -20,12 +22,15 @@ import datetime
 import decimal
 import fractions
 import itertools
+import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 _MAGNITUDES = (0, 2, -2, 10, 100)
 _FIELDS = 4  # fields of one object varied, at most
 _PAIRED = 3  # variations of each argument of a pair
+_TEXTS = 4  # the function's own short string constants put into string arguments (see constant_texts) ...
+_PLACES = 3  # ... at the first places of the string (and at its end)
 
 
 def _numbers(value: Any) -> Iterator[Any]:
@@ -105,3 +110,27 @@ def paired(args: tuple[Any, ...], variants: Callable[[Any], Iterator[Any]]) -> I
 def streams(args: tuple[Any, ...], variants: Callable[[Any], Iterator[Any]]) -> Sequence[Iterator[tuple[Any, ...]]]:
     """The crossed and the paired arguments of one call, as two streams."""
     return [crossed(args), paired(args, variants)]
+
+
+def constant_texts(code: types.CodeType) -> tuple[str, ...]:
+    """The short string constants of ``code`` and its nested code that are not names (``"--"``, ``"@"``,
+    ``", "``), at most ``_TEXTS``. A function that looks for them in a string shows what it does with them
+    only on strings that hold them where it looks, which the tests' own strings rarely all do: a slice
+    compared with ``"--"`` at the wrong place passes tests that never put ``"--"`` at the right one."""
+    found: list[str] = []
+    stack = [code]
+    while stack:
+        for const in stack.pop(0).co_consts:
+            if isinstance(const, types.CodeType):
+                stack.append(const)
+            elif type(const) is str and 0 < len(const) <= 4 and not const.isidentifier() and const.strip():
+                found.append(const)
+    return tuple(dict.fromkeys(found))[:_TEXTS]
+
+
+def inserted(value: Any, texts: Sequence[str]) -> Iterator[Any]:
+    """``value`` (a string) with each of ``texts`` put in at its first places and at its end."""
+    if type(value) is str:
+        for text in texts:
+            for at in dict.fromkeys((*range(min(len(value), _PLACES) + 1), len(value))):
+                yield value[:at] + text + value[at:]

@@ -30,6 +30,21 @@ def time_limit(seconds: float) -> Iterator[None]:
 
     Limits nest: inside another one (a test's own limit inside its candidate's), the inner strikes at
     whichever comes first, and the outer goes on counting from where it was."""
+    with _limit(seconds, signal.ITIMER_REAL, signal.SIGALRM, time.monotonic):
+        yield
+
+
+@contextlib.contextmanager
+def cpu_limit(seconds: float) -> Iterator[None]:
+    """:func:`time_limit` counted in this process's CPU time (``ITIMER_PROF``): a loop that never ends is
+    stopped after ``seconds`` of work however loaded the machine is, where a wall-clock limit must allow
+    for the time the process waits for a core. It nests with other CPU limits, and beside wall ones."""
+    with _limit(seconds, signal.ITIMER_PROF, signal.SIGPROF, time.process_time):
+        yield
+
+
+@contextlib.contextmanager
+def _limit(seconds: float, which: int, signum: int, clock: Callable[[], float]) -> Iterator[None]:
     if not _in_child:
         yield
         return
@@ -37,17 +52,17 @@ def time_limit(seconds: float) -> Iterator[None]:
     def overrun(signum: int, frame: object) -> None:
         raise Overrun
 
-    outer, _ = signal.getitimer(signal.ITIMER_REAL)  # seconds left of an enclosing limit (0: none)
-    started = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, overrun)
-    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer > 0 else seconds)
+    outer, _ = signal.getitimer(which)  # seconds left of an enclosing limit (0: none)
+    started = clock()
+    previous = signal.signal(signum, overrun)
+    signal.setitimer(which, min(seconds, outer) if outer > 0 else seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(which, 0)
+        signal.signal(signum, previous)
         if outer > 0:  # spent already: it strikes at once
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 1e-4))
+            signal.setitimer(which, max(outer - (clock() - started), 1e-4))
 
 
 def serve(jobs: Mapping[str, Callable[..., Any]], setup: Callable[[], None],

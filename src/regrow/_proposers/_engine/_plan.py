@@ -26,7 +26,7 @@ from ..._checks._evaluate import evaluate
 from ..._checks._oracles import Check, known_to_pass
 from ..._checks._spectrum import Spectrum
 from ..._checks._test_limits import per_test_limits
-from ..._sandbox._warm_child import Overrun, time_limit
+from ..._sandbox._warm_child import Overrun, cpu_limit, time_limit
 from ..._target._target import Target
 from ._edits import EditSizes, Insert, Replacement
 from ._pairs import Coupled, pairs
@@ -81,6 +81,7 @@ class Plan:
     stats: Stats
     reuse: bool = False  # judge a candidate only on the checks that reach what it changes (see unreached)
     limits: dict[str, float] = dataclasses.field(default_factory=dict)  # each check's own time limit (seconds)
+    cpu_limits: dict[str, float] = dataclasses.field(default_factory=dict)  # ... and CPU-time limit (CPU seconds)
 
     def __post_init__(self) -> None:
         if isinstance(self.edits, list):
@@ -234,9 +235,10 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
         made: Made | None = Made(source or "", "", 0)
         unrun: frozenset[str] = frozenset()
         limits: dict[str, float] = {}
+        cpu_limits: dict[str, float] = {}
         if number is not None:
             plan = plans[-1]
-            limits = plan.limits
+            limits, cpu_limits = plan.limits, plan.cpu_limits
             edit = plan.edit(number)
             made = plan.make(edit)
             if made is None:
@@ -250,7 +252,7 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
                 seen.add(made.key)
             unrun = plan.unreached(edit)
         assert made is not None
-        with known_to_pass(unrun), per_test_limits(limits, time_limit):
+        with known_to_pass(unrun), per_test_limits(limits, time_limit, cpu_limits, cpu_limit):
             verdict = judge_source(target, made.text, checks, limit, made.compiled)
         return {"made": True, "key": made.key, "size": made.size, "seen": False, **verdict,
                 "text": made.text if text or verdict["ok"] else ""}

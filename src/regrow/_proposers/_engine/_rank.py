@@ -56,7 +56,7 @@ class Evidence:
     compared: int = 0  # inputs where the original returned normally
     raised: int = 0  # inputs where it raised or hung and the original returned
     confidence: float = 0.0
-    dead: int = 0  # bindings it leaves unread, beyond the fewest any candidate leaves
+    dead: int = 0  # bindings it leaves unread and tests it makes vacuous, beyond the fewest any candidate has
     kept: bool = False  # as the original on every input near the failing calls, where a rival is not
     outcomes: tuple[str, ...] = ()  # its behaviour on every compared input (see Ranking.calls)
 
@@ -101,7 +101,9 @@ def failing_inputs(spectrum: Spectrum | None, worker: Worker,
     seen = {call.key for call in known}
     given = [call for call in spectrum.calls() if call.key not in seen][:_MAX_INPUTS]
     seen.update(call.key for call in given)
-    made = variations(worker, given, min(_VARIATIONS, _MAX_INPUTS))
+    # The function's own texts put into strings near the failing calls only: there the original is wrong, and
+    # how a candidate treats them is what tells a fix from one that only stops the failure.
+    made = variations(worker, given, min(_VARIATIONS, _MAX_INPUTS), with_texts=True)
     return given, [call for call in made if call.key not in seen]
 
 
@@ -160,7 +162,8 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -
     near = [[alike(mine) for mine in evidence.outcomes[around:]] == [alike(theirs) for theirs in original[around:]]
             for evidence in found]
     distinct = max(len({evidence.outcomes for evidence in found}), 1)
-    unread = [len(unread_bindings(evidence.candidate.source)) for evidence in found]
+    unread = [len(unread_bindings(evidence.candidate.source)) + vacuous_tests(evidence.candidate.source)
+              for evidence in found]
     for evidence, count, same in zip(found, unread, near, strict=True):
         evidence.confidence = _confidence(evidence, distinct)
         evidence.dead = count - min(unread)
@@ -187,6 +190,46 @@ def unread_bindings(source: str) -> set[str]:
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
     return {name for name in bound - read if not name.startswith("_") and name not in ("self", "cls")}
+
+
+def vacuous_tests(source: str) -> int:
+    """How many tests (and calls) in a function can never decide (or change) anything: ``s.startswith("")``
+    and ``s.endswith("")`` (always true), ``"" in s`` (always true), a slice of constant bounds compared
+    with ``==`` or ``!=`` to a longer text (``label[2:3] == "--"``: never equal), and ``s.replace("-", "-")``.
+    A fix that makes one vacuous removes it while seeming to change it; it counts as a dead binding does
+    (see :func:`unread_bindings`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return 0
+    return sum(_vacuous(node) for node in ast.walk(tree))
+
+
+def _empty(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in ("", b"") and type(node.value) in (str, bytes)
+
+
+def _vacuous(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        if node.func.attr == "replace" and len(node.args) == 2:  # a text replaced by itself: nothing changes
+            return all(isinstance(arg, ast.Constant) for arg in node.args) and ast.dump(node.args[0]) == \
+                ast.dump(node.args[1])
+        return node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and _empty(node.args[0])
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return False
+    if isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        return _empty(node.left)
+    if not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+        return False
+    sides = (node.left, node.comparators[0])
+    for part, text in (sides, sides[::-1]):
+        if isinstance(part, ast.Subscript) and isinstance(part.slice, ast.Slice) and part.slice.step is None \
+                and isinstance(text, ast.Constant) and type(text.value) in (str, bytes):
+            bounds = [bound.value for bound in (part.slice.lower, part.slice.upper)
+                      if isinstance(bound, ast.Constant) and type(bound.value) is int and bound.value >= 0]
+            if len(bounds) == 2 and isinstance(text.value, (str, bytes)):
+                return len(text.value) > max(bounds[1] - bounds[0], 0)
+    return False
 
 
 def _confidence(evidence: Evidence, distinct: int) -> float:

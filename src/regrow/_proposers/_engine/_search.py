@@ -11,6 +11,7 @@ first, so the session's own proof confirms the best one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +20,8 @@ from typing import Any
 from ..._ambiguity import Ambiguity
 from ..._candidate import Candidate
 from ..._checks._inputs import vary_job
-from ..._checks._spectrum import Spectrum, record, split_checks, suspicion, trace_job
+from ..._checks._spectrum import TEST_CPU_FLOOR, Spectrum, record, split_checks, suspicion, trace_job
+from ..._checks._widen import constant_texts
 from ..._events import Event, emit
 from ..._sandbox._warm import Worker
 from ..._target._target import Target, find_function
@@ -129,7 +131,7 @@ class Engine(BaseProposer):
         return Worker({
             "trace": trace_job(target, fine, self.localize_timeout),
             "judge": judge_job(plans if plans is not None else [], target, checks),
-            "vary": vary_job,
+            "vary": functools.partial(vary_job, texts=constant_texts(target.original_code)),
             "behaviour": behaviour_job(target),
         }, fork=self.fork, trusted={"trace"}, fresh=self.fresh, views=request.views, environ=request.environ)
 
@@ -191,7 +193,9 @@ class Engine(BaseProposer):
         the neighbourhood of the first plausible one is explored, or there are no more."""
         stats = plan.stats
         stats.candidate_timeout = timeout = self.candidate_timeout(plan.spectrum)
-        plan.limits = plan.spectrum.test_limits(timeout) if plan.spectrum is not None else {}  # before the forks
+        if plan.spectrum is not None:  # before the forks
+            plan.limits = plan.spectrum.test_limits(timeout)
+            plan.cpu_limits = plan.spectrum.test_limits(timeout, TEST_CPU_FLOOR, cpu=True)
         started = time.monotonic()
         reserve = min(2.0, max(0.0, request.deadline - started) / 10)  # left for ranking and the session's proof
         deadline = request.deadline - reserve
