@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from regrow._heal._live import SESSIONS
+from regrow._proposers._llm._accounting import PROCESS
 from regrow._target._locate import import_path
 
 pytest_plugins = ["pg_server"]  # a real PostgreSQL server for the store tests (tests/pg_server.py)
@@ -21,8 +22,11 @@ _serial = itertools.count()
 
 @pytest.fixture(autouse=True)
 def _fresh_session_cap() -> Iterator[None]:
-    """Each test starts a new minute for @heal's process-wide cap on sessions (sessions_per_minute=)."""
+    """Each test starts a new minute for @heal's process-wide cap on sessions (sessions_per_minute=), and a
+    new hour for the model proposers' process-wide calls per failure (max_calls_per_failure_per_hour=): a
+    test's calls are its own, whatever ran before it."""
     SESSIONS.clear()
+    PROCESS.reset()
     yield
 
 

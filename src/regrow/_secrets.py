@@ -108,13 +108,23 @@ def pattern_of(secrets: frozenset[str | bytes]) -> tuple[re.Pattern[str] | None,
 
 # -- every secret of the host, for texts that come back from a sandbox outside a session -------------
 
-_user_modules: dict[str, Any] = {"count": -1, "secrets": frozenset()}
+_user_modules: dict[str, Any] = {"count": None, "secrets": frozenset()}
+
+
+def _modules_now() -> tuple[int, str]:
+    """What tells a change of the loaded modules cheaply: how many, and the newest name (a module removed
+    and another imported leave the count as it was, not the newest)."""
+    try:
+        return len(sys.modules), next(reversed(sys.modules.keys()), "")
+    except RuntimeError:  # changed while read by another thread's import: read them again
+        return -1, ""
 
 
 def user_module_secrets() -> frozenset[str | bytes]:
     """Globals named like secrets in the user's modules loaded in this process (not the standard library,
-    not installed packages, not regrow): read again whenever the number of loaded modules changes."""
-    if _user_modules["count"] == len(sys.modules):
+    not installed packages, not regrow): read again whenever the loaded modules change."""
+    now = _modules_now()
+    if now[0] >= 0 and _user_modules["count"] == now:
         return _user_modules["secrets"]  # type: ignore[no-any-return]
     found: set[str | bytes] = set()
     for module in list(sys.modules.values()):
@@ -125,7 +135,7 @@ def user_module_secrets() -> frozenset[str | bytes]:
         if not users_file(path):  # the standard library, an installed package, regrow
             continue
         found |= _named_secrets(namespace)
-    _user_modules["count"], _user_modules["secrets"] = len(sys.modules), frozenset(found)
+    _user_modules["count"], _user_modules["secrets"] = now, frozenset(found)
     return _user_modules["secrets"]  # type: ignore[no-any-return]
 
 

@@ -249,6 +249,8 @@ def test_a_process_that_starts_after_a_fix_landed_adopts_it_without_meeting_the_
         assert later.parse_price("₹7") == 7.0  # proven with its own tests and installed, never having failed
         [result] = healed.__regrow__.results
         assert result.ok and result.fix is not None and result.fix.origin == "test"
+        while not store.installs() and time.monotonic() < deadline:  # recorded after the install, by the listener
+            time.sleep(0.05)
         assert any(row["qualname"] == "parse_price" and row["ok"] for row in store.installs())
         assert _fleet_listen.stop()
     finally:
