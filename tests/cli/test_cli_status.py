@@ -150,7 +150,7 @@ from shapes import clamp
 
 
 def test_above():
-    time.sleep(0.2)
+    time.sleep(2.0)  # each run of it, on the original and on every candidate: the heal outlasts the interrupt
     assert clamp(11, 0, 10) == 10
 '''
 
