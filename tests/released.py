@@ -15,3 +15,16 @@ def release_when_ready(folder: Path, processes: list[subprocess.Popen[str]], tim
         assert time.monotonic() < deadline, "the processes never got ready"
         time.sleep(0.05)
     (folder / "go").touch()
+
+
+
+def interruptible(module: str) -> list[str]:
+    """The command that runs ``python -m module`` taking Ctrl-C as a program a terminal starts does. A shell
+    starts its background jobs with SIGINT ignored, the ignoring is inherited through exec, and Python then
+    sets no KeyboardInterrupt at all: run as a background job, a suite would see a CLI that cannot be
+    interrupted (what these tests check)."""
+    import sys
+
+    return [sys.executable, "-c", "import runpy, signal, sys; "
+            "signal.signal(signal.SIGINT, signal.default_int_handler); "
+            f"sys.argv[0] = {module!r}; runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"]

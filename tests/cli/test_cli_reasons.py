@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from released import interruptible
 from test_cli_status import BUGGY, _env, one_line, regrow_run
 
 TESTS = "import time\n\nimport pytest\n\nfrom shapes import clamp\n\n\ndef test_above():\n    " \
@@ -182,7 +183,7 @@ def test_ctrl_c_while_a_test_of_the_original_hangs_ends_the_heal(project):
     started = project / "started"
     (project / "tests" / "test_shapes.py").write_text(
         TESTS + HANGS.replace("time.sleep", f"open({str(started)!r}, 'w').close()\n    time.sleep"))
-    process = subprocess.Popen([sys.executable, "-m", "regrow", "heal", "shapes.py::clamp", "--test",
+    process = subprocess.Popen([*interruptible("regrow"), "heal", "shapes.py::clamp", "--test",
                                 "tests/test_shapes.py", "--apply", "--candidate-timeout", "200"], cwd=project,
                                env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)

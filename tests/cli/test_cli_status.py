@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from released import interruptible
 
 import regrow
 
@@ -157,7 +158,7 @@ def test_above():
 
 def test_ctrl_c_ends_cleanly_with_one_line_and_the_files_untouched(project):
     (project / "tests" / "test_shapes.py").write_text(SLOW_TESTS)
-    process = subprocess.Popen([sys.executable, "-m", "regrow", "heal", "shapes.py::clamp", "--test",
+    process = subprocess.Popen([*interruptible("regrow"), "heal", "shapes.py::clamp", "--test",
                                 "tests/test_shapes.py", "--apply", "--log"], cwd=project, env=_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
