@@ -11,8 +11,12 @@ def release_when_ready(folder: Path, processes: list[subprocess.Popen[str]], tim
     """Wait until every process said it is ready (failing with their output if one died), then let them go."""
     deadline = time.monotonic() + timeout
     while len(list(folder.glob("ready-*"))) < len(processes):
-        assert all(p.poll() is None for p in processes), [p.communicate() for p in processes]
-        assert time.monotonic() < deadline, "the processes never got ready"
+        if any(p.poll() is not None for p in processes) or time.monotonic() >= deadline:
+            for process in processes:  # the others wait for "go": end them before reading what they said
+                if process.poll() is None:
+                    process.kill()
+            said = [process.communicate() for process in processes]
+            raise AssertionError(f"a process ended (or none was ready in {timeout:g}s) before all were ready: {said}")
         time.sleep(0.05)
     (folder / "go").touch()
 

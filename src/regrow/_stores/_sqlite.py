@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,24 @@ class _Tx:
 
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self.db.executemany(sql, rows)
+
+
+LOCKED_WAIT = 30.0  # seconds a connection waits for another process's lock on the file
+
+
+def wal(db: sqlite3.Connection, wait: float = LOCKED_WAIT) -> None:
+    """Put the file in WAL mode. Switching a new file's journal takes a lock that SQLite does not wait
+    for: processes opening one new store at once get "database is locked" at once, so it is tried again
+    (every 10 ms, up to ``wait`` seconds)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.01)
 
 
 class SQLiteStore(Store):
@@ -60,9 +79,13 @@ class SQLiteStore(Store):
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            db = sqlite3.connect(self.path, timeout=LOCKED_WAIT, isolation_level=None, check_same_thread=False)
+            try:
+                wal(db)
+                db.execute("PRAGMA synchronous=NORMAL")
+            except BaseException:
+                db.close()
+                raise
             self._local.db = db
             with self._all_lock:
                 self._all.append(db)
