@@ -43,7 +43,8 @@ def test_ipc_detectors_see_removed_changed_and_left_behind_objects() -> None:
     before_mq = d.posix_queues()
     fd = _LIBC.syscall(240, name.encode(), os.O_CREAT | os.O_RDWR, 0o600, (ctypes.c_long * 8)(0, 1, 64, 0))
     try:
-        assert d.posix_queues() - before_mq == {name}
+        # The queues are the machine's: another suite's may appear at the same time; this one must be seen.
+        assert name in d.posix_queues() - before_mq
     finally:
         os.close(fd)
         _LIBC.syscall(241, name.encode())
