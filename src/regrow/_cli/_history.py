@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._errors import RegrowError
 from .._stores._base import _INSTALL_FIELDS, _JOB_FIELDS
+from .._stores._tables import VERDICTS_OF_SESSION, verdicts
 
 if TYPE_CHECKING:
     from .._store import Store
@@ -161,14 +162,12 @@ def run_show(args: argparse.Namespace, out: TextIO) -> int:
         db = _open(args.store.removeprefix("sqlite://") if args.store else None)
         try:
             found = _sessions(db, "WHERE id = ?", (args.id,))
-            verdicts = db.execute("SELECT origin, operator, ok, check_name, reason, duration FROM verdicts "
-                                  "WHERE session = ?", (args.id,)).fetchall()
+            judged = db.execute(VERDICTS_OF_SESSION, (args.id,)).fetchall()
         finally:
             db.close()
         session = found[0] if found else None
         if session is not None:
-            session["verdicts"] = [dict(zip(("origin", "operator", "ok", "check", "reason", "duration"),
-                                            (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in verdicts]
+            session["verdicts"] = verdicts(judged)
     if session is None:
         raise RegrowError(f"no session {args.id} in the ledger (regrow history lists them)")
     if args.json:

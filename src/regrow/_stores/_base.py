@@ -31,9 +31,11 @@ from ._tables import (
     _UNTRUSTED_ENGINE_LABEL,
     ENGINE_ORIGIN,
     HOST,
+    VERDICTS_OF_SESSION,
     Job,
     StoreError,
     Tx,
+    verdicts,
 )
 
 if TYPE_CHECKING:
@@ -229,13 +231,10 @@ class Store(FleetTables):
         """One session of the ledger with its verdicts (``None``: no such session)."""
         with self._transaction(write=False) as tx:
             found = tx.rows(f"SELECT {', '.join(_SESSION_FIELDS)} FROM sessions WHERE id = ?", (number,))
-            verdicts = tx.rows("SELECT origin, operator, ok, check_name, reason, duration FROM verdicts "
-                               "WHERE session = ?", (number,)) if found else []
+            judged = tx.rows(VERDICTS_OF_SESSION, (number,)) if found else []
         if not found:
             return None
-        return {**dict(zip(_SESSION_FIELDS, found[0], strict=True)),
-                "verdicts": [dict(zip(("origin", "operator", "ok", "check", "reason", "duration"),
-                                      (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in verdicts]}
+        return {**dict(zip(_SESSION_FIELDS, found[0], strict=True)), "verdicts": verdicts(judged)}
 
     # Distribution -------------------------------------------------------------------------------
 

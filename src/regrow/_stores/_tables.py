@@ -37,3 +37,13 @@ class Job:
     capture: dict[str, Any]
     attempts: int
     worker: str
+
+
+VERDICTS_OF_SESSION = ("SELECT origin, operator, ok, check_name, reason, duration FROM verdicts "
+                       "WHERE session = ?")  # read by Store.session and by `regrow show` on an older ledger
+
+
+def verdicts(rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+    """The rows of :data:`VERDICTS_OF_SESSION` as ``regrow show`` prints them."""
+    return [dict(zip(("origin", "operator", "ok", "check", "reason", "duration"),
+                     (*row[:2], bool(row[2]), *row[3:]), strict=True)) for row in rows]
