@@ -203,3 +203,27 @@ def test_four_processes_drain_the_queue_each_job_done_once(store, store_url, tmp
     done = [int(i) for t in takers for i in t.communicate(timeout=300)[0].split()]
     assert sorted(done) == sorted(ids)  # every job done, none twice
     assert {row["state"] for row in store.jobs()} == {"done"}
+
+
+def test_sessions_the_store_missed_are_kept_up_to_the_bound_and_written_oldest_first(tmp_path, monkeypatch):
+    from regrow._result import RepairResult
+    from regrow._stores import _base
+
+    store = Store(tmp_path / "regrow.db")
+    try:
+        monkeypatch.setattr(_base, "BACKLOG", 3)
+        written = store._record
+
+        def away(result, key, now):
+            raise OSError("the store is away")
+
+        monkeypatch.setattr(store, "_record", away)
+        for n in range(5):
+            with pytest.raises(OSError):
+                store.record(RepairResult(False, f"f{n}", None, reason="no fix"), key=None)
+        monkeypatch.setattr(store, "_record", written)
+        assert store.flush() == 3  # the two oldest were dropped at the bound
+        assert [s["qualname"] for s in reversed(store.sessions())] == ["f2", "f3", "f4"]
+        assert store.flush() == 0
+    finally:
+        store.close()
