@@ -82,7 +82,9 @@ class Listener:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.healings: weakref.WeakSet[Healing] = weakref.WeakSet()
-        self.fresh: list[Healing] = []  # registered, not yet offered what landed before
+        # Registered, not yet offered what landed before: with the newest landing already offered to every
+        # registered function when it registered (what lands after is offered by the next look).
+        self.fresh: list[tuple[Healing, int]] = []
         self.since = store.last_landing()
         self.stopping = threading.Event()
         self.interval = PG_INTERVAL if store.NOTIFY else INTERVAL
@@ -91,12 +93,13 @@ class Listener:
     def catch_up(self) -> None:
         """Offer each newly registered function the newest fixes that landed for its source before."""
         while self.fresh:
-            healing = self.fresh[0]
+            healing, offered = self.fresh[0]
             landed = self.store.landings_for(source_hash(healing.target.source))  # away: kept for the next look
             with _LOCK:
-                self.fresh.remove(healing)
-            for _, fix, key in landed:
-                self.offer(fix, key, (healing,))
+                self.fresh.pop(0)
+            for landing, fix, key in landed:
+                if landing <= offered:
+                    self.offer(fix, key, (healing,))
 
     def run(self) -> None:
         while not self.stopping.is_set() and not self.store.closed and len(self.healings):
@@ -113,11 +116,13 @@ class Listener:
                 self.stopping.wait(1.0)
                 continue
             for landing, fix, key in landed:
-                self.since = max(self.since, landing)
-                self.offer(fix, key)
+                with _LOCK:  # one step with the registrations: each function is offered a landing once
+                    self.since = max(self.since, landing)
+                    healings = tuple(self.healings)
+                self.offer(fix, key, healings)
 
-    def offer(self, fix: Candidate, key: str, healings: tuple[Healing, ...] | None = None) -> None:
-        for healing in list(self.healings) if healings is None else healings:
+    def offer(self, fix: Candidate, key: str, healings: tuple[Healing, ...]) -> None:
+        for healing in healings:
             try:
                 if source_hash(healing.target.source) != key.partition(":")[0]:
                     continue
@@ -143,11 +148,11 @@ def listen(healing: Healing, store: Store) -> None:
                 log.warning("regrow: no fleet listener for %s: %s", store, exc)
                 return
             _LISTENERS[store.location] = listener
-            listener.fresh.append(healing)
+            listener.fresh.append((healing, listener.since))
             listener.healings.add(healing)
             listener.thread.start()
         else:
-            listener.fresh.append(healing)
+            listener.fresh.append((healing, listener.since))
             listener.healings.add(healing)
 
 
