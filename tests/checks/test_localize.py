@@ -11,7 +11,7 @@ import pytest
 
 from regrow._checks._inputs import Call, derive
 from regrow._checks._oracles import TestCallable
-from regrow._checks._spectrum import Run, Spectrum, record, suspicion, trace_job
+from regrow._checks._spectrum import TEST_FLOOR, Run, Spectrum, record, suspicion, trace_job
 from regrow._proposers._engine import Engine
 from regrow._sandbox._warm import Worker
 from regrow._target._target import Target
@@ -117,11 +117,27 @@ def test_derived_inputs_are_small_changes() -> None:
 def test_the_candidate_limit_comes_from_passing_runs_not_from_one_that_hung():
     engine = Engine(time_floor=0.01, time_factor=10.0, time_ceiling=100.0)
     fast = Run("test_fast", True, frozenset(), 0.002, [])
-    hung = Run("test_hung", False, frozenset(), 1.0, [], timed_out=True)
-    caught = Run("test_caught", False, frozenset(), 1.0, [])  # failed after the limit struck, but not marked
-    assert engine.candidate_timeout(Spectrum([fast, hung, caught])) == pytest.approx(10 * 0.002 * 3)
+    hung = Run("test_hung", False, frozenset(), 3.0, [], timed_out=True)
+    caught = Run("test_caught", False, frozenset(), 3.0, [])  # failed after the limit struck, but not marked
+    # 10x the passing run's time per run, raised to the passing test's own limit (TEST_FLOOR): not the 3 s
+    assert engine.candidate_timeout(Spectrum([fast, hung, caught])) == pytest.approx(max(10 * 0.002 * 3, TEST_FLOOR))
     # with nothing passing, the failing runs that finished set it
-    assert engine.candidate_timeout(Spectrum([caught, hung])) == pytest.approx(10 * 1.0 * 2)
+    assert engine.candidate_timeout(Spectrum([caught, hung])) == pytest.approx(10 * 3.0 * 2)
+
+
+def test_the_candidate_limit_is_never_below_the_limits_of_the_passing_tests_that_run_the_target():
+    # A failing test that fails at once on the bug may run as long as the passing tests that reach the
+    # target once it is fixed: their limits (at least TEST_FLOOR) bound the candidate's from below.
+    engine = Engine(time_floor=0.01, time_factor=10.0, time_ceiling=100.0)
+    quick = [Run(f"test_quick{n}", True, frozenset({3}), 0.002, []) for n in range(3)]
+    slow = Run("test_slow", True, frozenset({3}), 0.5, [])
+    failing = Run("test_failing", False, frozenset({3}), 0.001, [])
+    spectrum = Spectrum([*quick, slow, failing])  # the runs' multiple is 0.1 s; test_slow's limit is 5 x 0.5 s
+    assert engine.candidate_timeout(spectrum) == pytest.approx(5 * 0.5)
+    assert Engine(time_floor=0.01, time_factor=10.0, time_ceiling=100.0).candidate_timeout(
+        Spectrum([quick[0], failing])) == pytest.approx(TEST_FLOOR)
+    # with no passing test, its limit would be only the ceiling: the runs that finished set the candidate's
+    assert engine.candidate_timeout(Spectrum([failing])) == pytest.approx(10 * 0.001)
 
 
 def test_a_check_that_traces_itself_is_still_covered_and_sees_its_own_tracer() -> None:

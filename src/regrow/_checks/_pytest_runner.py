@@ -17,6 +17,7 @@ import dataclasses
 import inspect
 import io
 import threading
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from .._errors import CheckError
 from .._redact import redact_text
 from .._sandbox import SandboxTimeout
+from ._unittest_direct import Failed, Skipped, unittest_call
 
 _SLOW_MARKS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
 
@@ -138,20 +140,31 @@ class Suite:
                                   errors.exceptions)
         self.items = {item.nodeid: item for item in self.session.items}
         self._direct = {nodeid: _direct_call(item) for nodeid, item in self.items.items()}
+        # unittest tests that need nothing of pytest, run as unittest runs them (for verdicts only: see run)
+        self._unittest = {nodeid: call for nodeid, item in self.items.items()
+                          if self._direct[nodeid] is None and (call := unittest_call(item)) is not None}
 
     @property
     def ids(self) -> list[str]:
         return list(self.items)
 
-    def run(self, nodeid: str, *, detail: bool = False) -> TestResult:
+    def direct(self, nodeid: str) -> bool:
+        """Whether ``nodeid`` runs (for a verdict) without pytest's protocol: no fixture to set up."""
+        return self._direct.get(nodeid) is not None or nodeid in self._unittest
+
+    def run(self, nodeid: str, *, detail: bool = False, failfast: bool = False) -> TestResult:
         """Run one collected test against whatever code the live functions have now.
 
         ``detail`` keeps the whole failure in the result (costly: for evidence, not for verdicts).
+        ``failfast`` may end the test at its first failed subtest (for a verdict only: the run tells
+        less of the lines the test reaches).
         """
         direct = self._direct[nodeid]
         with _quiet():
             if direct is not None:
                 return _run_direct(nodeid, direct, detail)
+            if not detail and nodeid in self._unittest:
+                return _run_unittest(nodeid, self._unittest[nodeid], failfast)
             return self._run_protocol(nodeid, detail)
 
     def _run_protocol(self, nodeid: str, detail: bool = False) -> TestResult:
@@ -266,6 +279,28 @@ def _run_direct(nodeid: str, call: Callable[[], object], detail: bool = False) -
                               detail=_describe(exc), error=exc)
         return TestResult(nodeid, False, _reason(nodeid, _describe(exc)), _where(exc))
     return TestResult(nodeid, True)
+
+
+def _run_unittest(nodeid: str, call: Callable[[bool], None], failfast: bool) -> TestResult:
+    """A unittest test run without pytest's protocol (see :mod:`._unittest_direct`)."""
+    try:
+        call(failfast)
+    except Skipped:
+        return TestResult(nodeid, True, skipped=True)
+    except Failed as failed:
+        error = failed.error
+        if not isinstance(error, (Exception, SystemExit)):  # a time limit's interrupt unittest took for an error
+            raise error from None
+        return TestResult(nodeid, False, _reason(nodeid + failed.label, _exception_only(error)), _where(error))
+    return TestResult(nodeid, True)
+
+
+def _exception_only(exc: BaseException) -> str:
+    """``Type: message``, as pytest's report of a unittest failure begins."""
+    try:
+        return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    except Exception:
+        return type(exc).__name__
 
 
 def _where(exc: BaseException) -> tuple[str, int] | None:

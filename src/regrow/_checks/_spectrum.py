@@ -38,7 +38,7 @@ _HOT_BONUS = 0.25  # added to such a line's suspicion (Ochiai is at most 1)
 TEST_FLOOR = 1.0  # seconds: the least time limit of one check while candidates are screened (a loaded machine
 # can stall a quick test for a good fraction of a second: a floor below that rejects right fixes) ...
 TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
-TEST_CPU_FLOOR = 0.1  # CPU seconds: the least CPU limit of a check (load stalls the wall clock, hardly CPU time)
+TEST_CPU_FLOOR = 0.03  # CPU seconds: the least CPU limit of a check (load stalls the wall clock, hardly CPU time)
 
 
 @dataclasses.dataclass

@@ -8,9 +8,9 @@ test may have a CPU-time limit too (a multiple of its CPU time on the original, 
 the wall-clock one): a loaded machine stalls a test's wall clock but hardly its CPU time, so a loop
 that never ends is stopped after a tenth of a second of work where the wall-clock limit must wait a
 second for it. The limiters themselves are handed in (the engine's worker interrupts with ``SIGALRM``
-and ``SIGPROF``); this module only decides when a run overran. A test's first run in a process is not
-limited: it pays for warm-up (imports, module fixtures, a fresh fork's copied pages) that its time on
-the original may not show.
+and ``SIGPROF``); this module only decides when a run overran. A test's first run in a process pays for
+warm-up that its time on the original may not show: one through pytest's protocol (module fixtures) is
+not limited, one called directly (a fresh fork's copied pages only) runs under a multiple of its limits.
 The session's final proof runs every check without these limits.
 """
 
@@ -50,6 +50,7 @@ class _Limits:
 _LIMITS: contextvars.ContextVar[_Limits | None] = contextvars.ContextVar("regrow_test_limits", default=None)
 _CPU_SLACK = 0.8  # share of a CPU limit that counts as reaching it
 _warm: set[str] = set()  # tests that ran once in this process: their later runs are limited
+_FIRST_RUN = 3.0  # a directly called test's first run in a process: this multiple of its limits
 
 
 @contextlib.contextmanager
@@ -66,15 +67,25 @@ def per_test_limits(seconds: Mapping[str, float], limiter: Limiter, cpu: Mapping
         _LIMITS.reset(token)
 
 
-def limited(name: str, run: Callable[[], T], failed: Callable[[T], bool] = lambda result: False) -> T:
+def limited(name: str, run: Callable[[], T], failed: Callable[[T], bool] = lambda result: False,
+            warmup: bool = True) -> T:
     """``run()`` under the limits of ``name``, if it has any: :class:`TestOverrun` when it overran, whether it
-    raised then or (a test runner that catches everything) returned a result that ``failed``."""
+    raised then or (a test runner that catches everything) returned a result that ``failed``.
+
+    A first run in this process that may pay for setting up fixtures (``warmup``) is not limited; one that
+    pays only for a fresh fork's first touch of memory (a test called directly) runs under
+    ``_FIRST_RUN`` times its limits."""
     limits = _LIMITS.get()
     seconds = limits.seconds.get(name) if limits is not None else None
     cpu = limits.cpu.get(name) if limits is not None else None
-    if limits is None or (seconds is None and cpu is None) or name not in _warm:
-        _warm.add(name)
+    if limits is None or (seconds is None and cpu is None):
         return run()
+    if name not in _warm:
+        _warm.add(name)
+        if warmup:
+            return run()
+        seconds = seconds * _FIRST_RUN if seconds is not None else None
+        cpu = cpu * _FIRST_RUN if cpu is not None else None
     started, cpu_started = time.monotonic(), time.process_time()
 
     def overran() -> str | None:
@@ -108,8 +119,11 @@ def _overran(name: str, seconds: float, clock: str = "") -> str:
 
 
 def run_test(suite: Suite, nodeid: str) -> TestResult:
-    """One collected test, under its own limit if it has one (an overrun is a failed result)."""
+    """One collected test, under its own limit if it has one (an overrun is a failed result). While
+    candidates are screened (limits in force) a unittest test ends at its first failed subtest."""
+    screening = _LIMITS.get() is not None
     try:
-        return limited(nodeid, lambda: suite.run(nodeid), lambda result: not result.passed)
+        return limited(nodeid, lambda: suite.run(nodeid, failfast=screening), lambda result: not result.passed,
+                       warmup=not suite.direct(nodeid))
     except TestOverrun as exc:
         return TestResult(nodeid, False, str(exc))

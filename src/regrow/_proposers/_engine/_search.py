@@ -170,13 +170,22 @@ class Engine(BaseProposer):
 
     def candidate_timeout(self, spectrum: Spectrum | None) -> float:
         """A multiple of the original's runtime on the checks that passed (those that finished, if none
-        passed), within floor and ceiling: a failing check that hangs must not set the limit."""
+        passed), within floor and ceiling: a failing check that hangs must not set the limit; and, where a
+        check fails, at least the limits of the passing checks that run the target (see
+        :meth:`Spectrum.test_limits`)."""
         runs = (spectrum.passing or [run for run in spectrum.runs if not run.timed_out]) if spectrum else []
         finished = sorted(run.duration for run in runs)
         # The median run times the count: the first run in a fresh worker is slow, and must not set the limit.
         # Every check, the failing ones too, is expected to take about as long once it is fixed.
         spent = finished[len(finished) // 2] * len(spectrum.runs) if finished and spectrum else 0.0
-        return min(self.time_ceiling, max(self.time_floor, self.time_factor * spent))
+        timeout = min(self.time_ceiling, max(self.time_floor, self.time_factor * spent))
+        if spectrum is None or not spectrum.passing:
+            return timeout
+        # Never below the limits of the passing checks that run the target: a failing check the candidate
+        # must make pass may, once fixed, run as long as they do (its time on the original says little).
+        own = spectrum.test_limits(self.time_ceiling)
+        ran = [run for run in spectrum.passing if run.lines] or spectrum.passing
+        return max([timeout, *(own[run.check] for run in ran)]) if spectrum.failing else timeout
 
     def batch(self, spectrum: Spectrum | None) -> int:
         """How many candidates a worker judges per job: as many as the original's checks run in about
