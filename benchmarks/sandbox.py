@@ -108,7 +108,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls per mode")
     scale = 0.2 if parser.parse_args().quick else 1.0
     runs: dict[str, list[float]] = {"python -I (baseline)": measure(checked(baseline), max(5, int(30 * scale)))}
-    faults: dict[str, tuple[float, float]] = {}
+    faults: dict[str, tuple[float, ...]] = {}
 
     inprocess = InProcessSandbox(LIMITS)
     runs["inprocess"] = measure(checked(lambda: inprocess.call(operator.add, 2, 3)), int(5000 * scale))
@@ -130,27 +130,31 @@ def main() -> None:
         runs["pool"] = measure(checked(lambda: pool.call(operator.add, 2, 3)), int(3000 * scale), warmup=20)
 
     report(runs)
-    for mode, (host, children) in faults.items():  # steadier than time on a busy machine: a copied page each
-        print(f"page faults per call, {mode}: host {host:.0f}, child {children:.0f}")
+    for mode, (host, children, host_cpu, child_cpu) in faults.items():  # steadier than time on a busy machine
+        print(f"per call, {mode}: page faults host {host:.0f}, child {children:.0f}; "
+              f"CPU host {_fmt(host_cpu)}, child {_fmt(child_cpu)}")
 
 
 class counted:
-    """Page faults per call of the host and of its (reaped) children over a ``with`` block, into ``into[mode]``."""
+    """Page faults and CPU time per call of the host and of its (reaped) children over a ``with`` block, into
+    ``into[mode]``: (host faults, child faults, host CPU seconds, child CPU seconds)."""
 
-    def __init__(self, into: dict[str, tuple[float, float]], mode: str, calls: int, warmup: int = 3) -> None:
+    def __init__(self, into: dict[str, tuple[float, ...]], mode: str, calls: int, warmup: int = 3) -> None:
         self.into, self.mode, self.calls = into, mode, calls + warmup
 
     @staticmethod
-    def now() -> tuple[int, int]:
-        return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt,
-                resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt)
+    def now() -> tuple[float, ...]:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (own.ru_minflt, children.ru_minflt, own.ru_utime + own.ru_stime,
+                children.ru_utime + children.ru_stime)
 
     def __enter__(self) -> None:
         self.start = self.now()
 
     def __exit__(self, *exc: object) -> None:  # after the sandbox's close: every child reaped
         end = self.now()
-        self.into[self.mode] = ((end[0] - self.start[0]) / self.calls, (end[1] - self.start[1]) / self.calls)
+        self.into[self.mode] = tuple((after - before) / self.calls for before, after in zip(self.start, end,
+                                                                                           strict=True))
 
 
 def report(runs: dict[str, list[float]]) -> None:
