@@ -6,7 +6,9 @@ floor that forking this process costs, whatever the guard does; and again with i
 on disk rather than a private tmpfs (what the tmpfs costs, as root). The fork sandbox runs again in a
 host with three threads logging to a file the whole time (a web worker), beside a bare fork in that same
 host: every call must still return, and the threads' cost shows. Each fork mode is reported as a ratio
-to the bare fork measured in the same host state in the same run (target: at most 1.5x).
+to the bare fork measured in the same host state in the same run (target: at most 1.5x); the two are
+timed in alternating blocks of ten calls, so that other work starting or stopping on the machine
+weighs on both alike. Page faults and CPU per call (host and children) are counted in separate passes.
 
     python benchmarks/sandbox.py [--quick]
 """
@@ -77,6 +79,18 @@ def measure(call: Callable[[], object], count: int, warmup: int = 3) -> list[flo
     return samples
 
 
+def interleaved(calls: dict[str, Callable[[], object]], count: int, block: int = 10) -> dict[str, list[float]]:
+    """Per-call times of several modes, ``count`` each, measured in alternating blocks of ``block`` calls: a
+    load that moves during the run moves them all alike, so their ratios hold (the targets are ratios)."""
+    samples: dict[str, list[float]] = {mode: [] for mode in calls}
+    for call in calls.values():
+        measure(call, 0)  # the warm-up calls
+    while (done := len(next(iter(samples.values())))) < count:
+        for mode, call in calls.items():
+            samples[mode] += measure(call, min(block, count - done), warmup=0)
+    return samples
+
+
 def checked(call: Callable[[], object]) -> Callable[[], object]:
     """Fail loudly if a mode stops returning the right answer: a fast wrong sandbox is no result."""
 
@@ -108,49 +122,55 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer calls per mode")
     scale = 0.2 if parser.parse_args().quick else 1.0
     runs: dict[str, list[float]] = {"python -I (baseline)": measure(checked(baseline), max(5, int(30 * scale)))}
-    faults: dict[str, tuple[float, float]] = {}
+    faults: dict[str, tuple[float, ...]] = {}
 
     inprocess = InProcessSandbox(LIMITS)
     runs["inprocess"] = measure(checked(lambda: inprocess.call(operator.add, 2, 3)), int(5000 * scale))
     inprocess.close()
 
     calls = int(300 * scale)
-    with counted(faults, "fork+exit (bare)", calls):
-        runs["fork+exit (bare)"] = measure(checked(bare_fork), calls)
-    with counted(faults, "fork", calls), ForkSandbox(LIMITS) as fork:
-        runs["fork"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), calls)
-    with ForkSandbox(ON_DISK) as fork:  # the same without the private scratch tmpfs (as without root)
-        runs["fork (scratch on disk)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), calls)
+    with ForkSandbox(LIMITS) as fork, ForkSandbox(ON_DISK) as on_disk:  # on disk: no private scratch tmpfs (as
+        runs |= interleaved({"fork+exit (bare)": checked(bare_fork),  # without root)
+                             "fork": checked(lambda: fork.call(operator.add, 2, 3)),
+                             "fork (scratch on disk)": checked(lambda: on_disk.call(operator.add, 2, 3))}, calls)
     with ForkSandbox(LIMITS) as fork, logging_threads(3):
-        runs["fork+exit (bare, 3 logging threads)"] = measure(checked(bare_fork), calls)
-        runs["fork (3 logging threads)"] = measure(checked(lambda: fork.call(operator.add, 2, 3)), calls)
+        runs |= interleaved({"fork+exit (bare, 3 logging threads)": checked(bare_fork),
+                             "fork (3 logging threads)": checked(lambda: fork.call(operator.add, 2, 3))}, calls)
+    with counted(faults, "fork+exit (bare)", calls):  # each alone: the children's counts are read once reaped
+        measure(checked(bare_fork), calls)
+    with counted(faults, "fork", calls), ForkSandbox(LIMITS) as fork:
+        measure(checked(lambda: fork.call(operator.add, 2, 3)), calls)
     with ForkSandbox(LIMITS, server=True) as server:
         runs["fork (server)"] = measure(checked(lambda: server.call(operator.add, 2, 3)), int(300 * scale))
     with PoolSandbox(workers=2, limits=LIMITS) as pool:
         runs["pool"] = measure(checked(lambda: pool.call(operator.add, 2, 3)), int(3000 * scale), warmup=20)
 
     report(runs)
-    for mode, (host, children) in faults.items():  # steadier than time on a busy machine: a copied page each
-        print(f"page faults per call, {mode}: host {host:.0f}, child {children:.0f}")
+    for mode, (host, children, host_cpu, child_cpu) in faults.items():  # steadier than time on a busy machine
+        print(f"per call, {mode}: page faults host {host:.0f}, child {children:.0f}; "
+              f"CPU host {_fmt(host_cpu)}, child {_fmt(child_cpu)}")
 
 
 class counted:
-    """Page faults per call of the host and of its (reaped) children over a ``with`` block, into ``into[mode]``."""
+    """Page faults and CPU time per call of the host and of its (reaped) children over a ``with`` block, into
+    ``into[mode]``: (host faults, child faults, host CPU seconds, child CPU seconds)."""
 
-    def __init__(self, into: dict[str, tuple[float, float]], mode: str, calls: int, warmup: int = 3) -> None:
+    def __init__(self, into: dict[str, tuple[float, ...]], mode: str, calls: int, warmup: int = 3) -> None:
         self.into, self.mode, self.calls = into, mode, calls + warmup
 
     @staticmethod
-    def now() -> tuple[int, int]:
-        return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt,
-                resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt)
+    def now() -> tuple[float, ...]:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (own.ru_minflt, children.ru_minflt, own.ru_utime + own.ru_stime,
+                children.ru_utime + children.ru_stime)
 
     def __enter__(self) -> None:
         self.start = self.now()
 
     def __exit__(self, *exc: object) -> None:  # after the sandbox's close: every child reaped
         end = self.now()
-        self.into[self.mode] = ((end[0] - self.start[0]) / self.calls, (end[1] - self.start[1]) / self.calls)
+        self.into[self.mode] = tuple((after - before) / self.calls for before, after in zip(self.start, end,
+                                                                                           strict=True))
 
 
 def report(runs: dict[str, list[float]]) -> None:

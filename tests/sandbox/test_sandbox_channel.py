@@ -251,3 +251,18 @@ def test_the_module_reader_refuses_what_it_was_told(box: ForkSandbox) -> None:
     with pytest.raises(_channel.ChannelError, match="to decode"):
         reader.feed(encode(["{}"] * 10, 1024) * 10_000)
     assert _process.OUTPUT_LIMIT == 64 << 10
+
+
+def test_a_whole_frame_read_at_once_is_judged_as_one_read_in_pieces() -> None:
+    """The reader's shortcut for the common read (exactly one whole frame) keeps every rule of the slow path."""
+    frame = encode({"kind": "result", "status": "ok", "value": [1, "two", None]}, 1024)
+    whole, pieces = _channel.FrameReader(1024), _channel.FrameReader(1024)
+    assert whole.feed(frame) == pieces.feed(frame[:3]) + pieces.feed(frame[3:]) == [frame[_channel.HEADER.size:]]
+    assert whole.spent == pieces.spent > 0 and whole.pending == pieces.pending == 0
+    big = encode("x" * 2000, 1 << 20)
+    for piece in (big, big[:10]):  # refused whole, and refused from its header alone
+        with pytest.raises(_channel.ChannelError, match="exceeds the 1024-byte limit"):
+            _channel.FrameReader(1024).feed(piece)
+    heavy = encode([{}] * 300, 1 << 20)  # small on the wire, heavy to decode
+    with pytest.raises(_channel.ChannelError, match="to decode"):
+        _channel.FrameReader(1 << 20, budget=10_000).feed(heavy)

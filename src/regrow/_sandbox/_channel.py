@@ -152,6 +152,8 @@ class FrameReader:
         self._buffer = bytearray()
 
     def feed(self, data: bytes) -> list[bytes]:
+        if not self._buffer and len(data) >= HEADER.size and HEADER.unpack_from(data)[0] == len(data) - HEADER.size:
+            return self._whole(data)  # the common read: one whole frame, taken without the buffer's copies
         self._buffer += data
         bodies = []
         while len(self._buffer) >= HEADER.size:
@@ -167,6 +169,16 @@ class FrameReader:
                 raise ChannelError(f"the frames would take more than {self.budget} bytes to decode")
             bodies.append(body)
         return bodies
+
+    def _whole(self, data: bytes) -> list[bytes]:
+        size = len(data) - HEADER.size
+        if size > self.limit:
+            raise ChannelError(f"frame of {size} bytes exceeds the {self.limit}-byte limit")
+        body = data[HEADER.size :]
+        self.spent += weigh(body)
+        if self.spent > self.budget:
+            raise ChannelError(f"the frames would take more than {self.budget} bytes to decode")
+        return [body]
 
     def restart(self, limit: int | None = None) -> None:
         """A fresh budget for the next call (and a new frame limit, if given)."""

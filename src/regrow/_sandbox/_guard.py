@@ -223,6 +223,7 @@ class Plan:
     rlimits: tuple[tuple[int, int, int], ...] | None = None  # None: work them out in the child
     signals: tuple[tuple[int, Any], ...] | None = None  # dispositions to set; None: work them out in the child
     environ: Any = None  # the child's C-level environment, made in the host (None: made in the child)
+    mount: tuple[bytes, bytes] | None = None  # the scratch tmpfs's mount arguments, made in the host
 
 
 def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = True) -> Plan:
@@ -244,7 +245,8 @@ def plan(scratch: str, limits: Limits, netns_fd: int | None, per_call: bool = Tr
     else:
         secrets = secret_names(limits.environ_keep)
         made = Plan(scratch, limits, netns_fd, baseline, secrets, per_call, shared,
-                    rlimits(limits, baseline, per_call), signal_resets(), environ_for(scratch, secrets))
+                    rlimits(limits, baseline, per_call), signal_resets(), environ_for(scratch, secrets),
+                    _kernel.scratch_mount(scratch, limits.scratch_bytes) if limits.scratch_bytes else None)
     if keep:
         if len(_plans) >= _PLANS_KEPT:
             _plans.clear()
@@ -296,7 +298,7 @@ def private_scratch(plan: Plan) -> bool:
     ``Limits.views`` (:mod:`._views`). First of the guards: whatever the child makes in scratch must be
     made in the tmpfs, and Landlock's rules must be on the views, not on the real folders."""
     size = plan.limits.scratch_bytes
-    if size is None or not _kernel.private_scratch(plan.scratch, size):
+    if size is None or not _kernel.private_scratch(plan.scratch, size, plan.mount):
         return False
     if plan.limits.views:
         _views.mount(plan.limits.views, plan.scratch)

@@ -109,6 +109,8 @@ def prepare() -> int | None:
         _environ_block.extend(_read_environ_block())
     _seccomp.build(False)
     _seccomp.build(True)
+    for allow_exec in (False, True):
+        _landlock_ruling(handle, allow_exec)
     if not _last_cap:
         try:
             with open("/proc/sys/kernel/cap_last_cap", "rb") as source:
@@ -217,44 +219,50 @@ def enter_netns(fd: int | None) -> bool:
     return fd is not None and handle is not None and handle.setns(fd, _CLONE_NEWNET) == 0
 
 
-def private_scratch(scratch: str, size: int) -> bool:
+def scratch_mount(scratch: str, size: int) -> tuple[bytes, bytes] | None:
+    """What :func:`private_scratch` passes to ``mount`` for ``scratch`` (worked out in the host: a child that
+    formats and encodes them pays page faults for it); None where the process cannot mount (not root)."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return None
+    return os.fsencode(scratch), f"size={size},nr_inodes={max(size // _INODE_BYTES, 64)},mode=0700".encode()
+
+
+def private_scratch(scratch: str, size: int, prepared: tuple[bytes, bytes] | None = None) -> bool:
     """Make ``scratch`` a ``tmpfs`` of at most ``size`` bytes that only this process (and what it starts)
     sees: a mount namespace of its own, every mount in it made private (so nothing mounted here
     reaches the host's namespace), then the ``tmpfs`` on ``scratch``, ``noexec``, ``nosuid``, ``nodev``.
 
     Linux, as root (``CAP_SYS_ADMIN``); False elsewhere, and the folder stays the host's plain one.
+    ``prepared``: :func:`scratch_mount` of the same folder and size, made in the host.
     Costs the child ~0.5 ms (a copy of the mount table, one walk over it, one mount).
     """
     handle = _libc_handle or libc()  # loaded in the host: no call in a child
-    if handle is None or os.geteuid() != 0 or handle.unshare(_CLONE_NEWNS) != 0:
+    target = prepared or scratch_mount(scratch, size)
+    if handle is None or target is None or handle.unshare(_CLONE_NEWNS) != 0:
         return False
     if handle.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return False  # not private: a mount made now could propagate to the host's namespace
-    options = f"size={size},nr_inodes={max(size // _INODE_BYTES, 64)},mode=0700".encode()
-    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    return handle.mount(b"regrow-scratch", os.fsencode(scratch), b"tmpfs", flags, options) == 0  # type: ignore[no-any-return]
+    return handle.mount(b"regrow-scratch", target[0], b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,  # type: ignore[no-any-return]
+                        target[1]) == 0
 
 
 def landlock(scratch: str, allow_exec: bool, views: tuple[str, ...] = ()) -> int:
     """Let the kernel refuse writes outside ``scratch`` and the mounted ``views`` (and more, by ABI); the ABI
-    used, 0 if none. A view is opened here, after it was mounted: the rule is on the view, not the real folder."""
+    used, 0 if none. A view is opened here, after it was mounted: the rule is on the view, not the real folder.
+    (The rule on scratch is made here too, after its tmpfs was mounted: a rule on the folder beneath a mount
+    does not reach into it.) The ABI and the ruleset's attributes are worked out once, in the host."""
     handle = _libc_handle or libc()  # loaded in the host: no call in a child
-    if handle is None:
+    ruling = _landlock_ruling(handle, allow_exec) if handle is not None else None
+    if handle is None or ruling is None:
         return 0
-    abi = int(handle.syscall(_LANDLOCK_CREATE_RULESET, None, 0, 1))
-    if abi <= 0:
-        return 0
-    fs = _FS_WRITES | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
-    net, scoped = (_NET_TCP if abi >= 4 else 0), (_SCOPE_ALL if abi >= 6 else 0)
-    attr = _RulesetAttr(fs | (0 if allow_exec else _FS_EXECUTE), net, scoped)
-    size = 8 if abi < 4 else 16 if abi < 6 else 24  # the struct grew with the ABI; pass what this kernel knows
+    abi, attr, size, fs, null_access = ruling
     ruleset = int(handle.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), size, 0))
     if ruleset < 0:
         return 0
     try:
         for place in (scratch, *views):
             _allow_beneath(handle, ruleset, place, fs)
-        _allow_beneath(handle, ruleset, os.devnull, _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0))
+        _allow_beneath(handle, ruleset, os.devnull, null_access)
         if handle.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             return 0
         return abi if handle.syscall(_LANDLOCK_RESTRICT_SELF, ruleset, 0) == 0 else 0
@@ -262,13 +270,38 @@ def landlock(scratch: str, allow_exec: bool, views: tuple[str, ...] = ()) -> int
         os.close(ruleset)
 
 
+_Ruling = tuple[int, _RulesetAttr, int, int, int]  # ABI, the ruleset's attributes and their size, rule accesses
+_rulings: dict[bool, _Ruling | None] = {}
+
+
+def _landlock_ruling(handle: ctypes.CDLL, allow_exec: bool) -> _Ruling | None:
+    """What a ruleset needs on this kernel (None: no Landlock), per variant; made by :func:`prepare` in the host."""
+    if allow_exec in _rulings:
+        return _rulings[allow_exec]
+    abi = int(handle.syscall(_LANDLOCK_CREATE_RULESET, None, 0, 1))
+    ruling: _Ruling | None = None
+    if abi > 0:
+        fs = _FS_WRITES | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
+        net, scoped = (_NET_TCP if abi >= 4 else 0), (_SCOPE_ALL if abi >= 6 else 0)
+        attr = _RulesetAttr(fs | (0 if allow_exec else _FS_EXECUTE), net, scoped)
+        size = 8 if abi < 4 else 16 if abi < 6 else 24  # the struct grew with the ABI; pass what this kernel knows
+        ruling = (abi, attr, size, fs, _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0))
+    _rulings[allow_exec] = ruling
+    return ruling
+
+
 def _allow_beneath(handle: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:
     fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     try:
-        rule = _PathBeneath(access, fd)
-        handle.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0)
+        rule = _RULE  # made in the host; a child fills it in (each object it makes costs it pages)
+        rule.allowed, rule.parent_fd = access, fd
+        handle.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, _RULE_REF, 0)
     finally:
         os.close(fd)
+
+
+_RULE = _PathBeneath(0, -1)
+_RULE_REF = ctypes.byref(_RULE)
 
 
 # -- shared memory ----------------------------------------------------------------------------
