@@ -24,6 +24,7 @@ from tokenize import TokenError
 from typing import Any
 
 from .._target._source import FUTURE_FLAGS
+from ._instrument_cache import keep, load
 
 # Placeholders compiled as string constants, then replaced in the code's constants by the hook and by
 # ``Exception``: the handler reaches them with no name lookup (a module may shadow any name).
@@ -41,14 +42,35 @@ def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -
     cannot be (a string)."""
     if code.co_flags & _NOT_HOOKABLE:
         return "a generator is caught while its caller iterates: it is wrapped"
-    made = _instrumented(func, hook, code, exact=True)
-    return _instrumented(func, hook, code, exact=False) if made == _SHORT else made
+    made = load(code, func.__globals__)  # kept by an earlier import (regrow._heal._instrument_cache)
+    if made is None or not _fits(made, code):
+        built = _instrumented(func, code, exact=True)
+        built = _instrumented(func, code, exact=False) if built == _SHORT else built
+        if isinstance(built, str):
+            return built
+        made = built
+        keep(code, func.__globals__, made)
+    consts = tuple(hook if c == HOOK else Exception if c == CAUGHT else c for c in made.co_consts)
+    made = made.replace(co_consts=consts)
+    if sys.version_info >= (3, 11):
+        made = made.replace(co_qualname=code.co_qualname)  # type: ignore[call-arg,attr-defined,unused-ignore]
+    return made
+
+
+def _fits(made: types.CodeType, code: types.CodeType) -> bool:
+    """Whether ``made`` (read from the cache, whose key is ``code``'s bytecode and its module's text) is
+    instrumented from ``code``: where it stands, its parameters, names, locals and constants, and its bytes
+    where no parameter is kept at entry (they begin with ``code``'s)."""
+    return made.co_filename == code.co_filename and made.co_firstlineno == code.co_firstlineno and \
+        made.co_name == code.co_name and len(made.co_code) > len(code.co_code) and \
+        (_same_shape(made, code, kept=True) if _keeps(code) else _same_body(made, code))
 
 
 _SHORT = "the lines the code spans do not compile alone"
 
 
-def _instrumented(func: types.FunctionType, hook: object, code: types.CodeType, exact: bool) -> types.CodeType | str:
+def _instrumented(func: types.FunctionType, code: types.CodeType, exact: bool) -> types.CodeType | str:
+    """The instrumented code with its placeholders (what the cache keeps), or why it cannot be built."""
     block = _block(func, code, exact)
     if isinstance(block, str):
         return block
@@ -86,10 +108,6 @@ def _instrumented(func: types.FunctionType, hook: object, code: types.CodeType, 
         return "its source does not compile to the code that is running (the file changed since import?)"
     if made.co_freevars != code.co_freevars:
         return "the instrumented code needs other closure cells"
-    consts = tuple(hook if c == HOOK else Exception if c == CAUGHT else c for c in made.co_consts)
-    made = made.replace(co_consts=consts)
-    if sys.version_info >= (3, 11):
-        made = made.replace(co_qualname=code.co_qualname)  # type: ignore[call-arg,attr-defined,unused-ignore]
     return made
 
 
@@ -113,12 +131,18 @@ def _same_code(plain: types.CodeType, code: types.CodeType) -> bool:
 def _same_body(made: types.CodeType, code: types.CodeType) -> bool:
     """Whether ``made`` begins with ``code``: the same parameters, bytes, names, locals and constants (then the
     handler). A fix is compiled nested in a scope: ``CO_NESTED`` may differ."""
+    return made.co_code[:len(code.co_code)] == code.co_code and _same_shape(made, code)
+
+
+def _same_shape(made: types.CodeType, code: types.CodeType, kept: bool = False) -> bool:
+    """:func:`_same_body` but for the bytes (which parameters ``kept`` at entry shift, with the locals that
+    keep them)."""
     shape = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars", "co_cellvars")
+    local = tuple(n for n in made.co_varnames if not n.startswith(_PREFIX)) if kept else made.co_varnames
     return all(getattr(made, a) == getattr(code, a) for a in shape) and \
         (made.co_flags ^ code.co_flags) & ~inspect.CO_NESTED == 0 and \
-        made.co_code[:len(code.co_code)] == code.co_code and \
         made.co_names[:len(code.co_names)] == code.co_names and \
-        made.co_varnames[:len(code.co_varnames)] == code.co_varnames and \
+        local[:len(code.co_varnames)] == code.co_varnames and \
         all(type(a) is type(b) and (a.co_code == b.co_code if isinstance(a, types.CodeType) else a == b)
             for a, b in zip(code.co_consts, made.co_consts, strict=False))
 
