@@ -5,7 +5,8 @@ blank lines (and, for a method, ``class Owner:``) — and must compile to the by
 else the file changed since import and the function is wrapped instead. Then its body is put inside
 ``try``/``except Exception`` whose handler calls the hook. The handler stands on the ``def`` line (a
 tracer sees only the user's lines; a failure of the call run again after a fix is shown there), and
-its bare ``raise`` keeps the traceback the body made.
+its bare ``raise`` keeps the traceback the body made. A generator's handler goes on with what the hook
+gives (``yield from``: the rest of the fixed generator), so a generator is caught in its own frame too.
 
 The arguments handed over are the parameters as they entered: read again in the handler where the
 code never stores to them (a scan of its bytecode), else kept in a local at entry; a ``**kwargs``
@@ -31,7 +32,7 @@ from ._instrument_cache import keep, load
 HOOK = "__regrow_hook_placeholder_7f3a9c__"
 CAUGHT = "__regrow_caught_placeholder_7f3a9c__"
 _PREFIX = "_regrow_p"  # the locals that keep rebound parameters as they entered
-_NOT_HOOKABLE = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+_GENERATORS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 _STORES = {dis.opmap[name] for name in ("STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR") if name in dis.opmap}
 _STORE_PAIRS = {dis.opmap[name] for name in ("STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST") if name in dis.opmap}
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
@@ -40,8 +41,6 @@ _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -> types.CodeType | str:
     """``code`` (one of ``func``'s) with its body inside a ``try`` whose handler calls ``hook``; or why it
     cannot be (a string)."""
-    if code.co_flags & _NOT_HOOKABLE:
-        return "a generator is caught while its caller iterates: it is wrapped"
     made = load(code, func.__globals__)  # kept by an earlier import (regrow._heal._instrument_cache)
     if made is None or not _fits(made, code):
         built = _instrumented(func, code, exact=True)
@@ -245,19 +244,31 @@ def _hooked_body(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeT
     args: list[ast.expr] = [ast.Starred(load(name), ast.Load(), **at) if star else load(name)
                             for name, star in positional]
     keys: list[ast.expr | None] = [None if star else ast.Constant(name, **at) for name, star in keywords]
-    call: ast.expr = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "caught", ast.Load(), **at),
+    generator = bool(code.co_flags & _GENERATORS)
+    name = ("a" if isinstance(node, ast.AsyncFunctionDef) else "") + ("gcaught" if generator else "caught")
+    call: ast.expr = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), name, ast.Load(), **at),
                               [ast.Tuple(args, ast.Load(), **at), ast.Dict(keys, [load(n) for n, _ in keywords], **at)],
                               [], **at)
     if isinstance(node, ast.AsyncFunctionDef):
-        call.func.attr = "acaught"  # type: ignore[attr-defined]
         call = ast.Await(call, **at)
-    result = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "result", ast.Load(), **at), [], [], **at)
     handler = ast.ExceptHandler(ast.Constant(CAUGHT, **at), None,
-                                [ast.If(call, [ast.Raise(None, None, **at)], [], **at), ast.Return(result, **at)],
-                                **at)
+                                [ast.If(call, [ast.Raise(None, None, **at)], [], **at), *_after(code, at)], **at)
     hooked = ast.Try(rest, [handler], [], [], lineno=first.lineno, col_offset=first.col_offset,
                      end_lineno=last.end_lineno, end_col_offset=last.end_col_offset)
     return [*doc, *entry, hooked]
+
+
+def _after(code: types.CodeType, at: dict[str, Any]) -> list[ast.stmt]:
+    """What the handler does when the failure was handled: return the hook's result; a generator goes on with
+    the items of the iterator it is (``yield from``; an async generator yields each)."""
+    result = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "result", ast.Load(), **at), [], [], **at)
+    if code.co_flags & inspect.CO_ASYNC_GENERATOR:
+        item = f"{_PREFIX}_item"
+        each = ast.Expr(ast.Yield(ast.Name(item, ast.Load(), **at), **at), **at)
+        return [ast.AsyncFor(ast.Name(item, ast.Store(), **at), result, [each], [], **at), ast.Return(None, **at)]
+    if code.co_flags & inspect.CO_GENERATOR:
+        return [ast.Return(ast.YieldFrom(result, **at), **at)]
+    return [ast.Return(result, **at)]
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
