@@ -36,6 +36,9 @@ _GENERATORS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 _STORES = {dis.opmap[name] for name in ("STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR") if name in dis.opmap}
 _STORE_PAIRS = {dis.opmap[name] for name in ("STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST") if name in dis.opmap}
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+_RESUME, _YIELD = dis.opmap.get("RESUME", -1), dis.opmap["YIELD_VALUE"]
+_EPILOGUE = bytes((dis.opmap["CALL_INTRINSIC_1"], 3, dis.opmap["RERAISE"], 1)) if "CALL_INTRINSIC_1" in dis.opmap \
+    else b""  # 3.12+: INTRINSIC_STOPITERATION_ERROR, then RERAISE
 
 
 def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -> types.CodeType | str:
@@ -130,7 +133,30 @@ def _same_code(plain: types.CodeType, code: types.CodeType) -> bool:
 def _same_body(made: types.CodeType, code: types.CodeType) -> bool:
     """Whether ``made`` begins with ``code``: the same parameters, bytes, names, locals and constants (then the
     handler). A fix is compiled nested in a scope: ``CO_NESTED`` may differ."""
-    return made.co_code[:len(code.co_code)] == code.co_code and _same_shape(made, code)
+    body = _body(code)
+    return _resumed(made.co_code[:len(body)], code) == _resumed(body, code) and _same_shape(made, code)
+
+
+def _body(code: types.CodeType) -> bytes:
+    """``code``'s bytes but for the epilogue 3.12+ ends a generator or coroutine with (the StopIteration it raises
+    made a RuntimeError), which in the instrumented code comes after the handler."""
+    raw = code.co_code
+    return raw[:-len(_EPILOGUE)] if _EPILOGUE and raw.endswith(_EPILOGUE) else raw
+
+
+def _resumed(raw: bytes, code: types.CodeType) -> bytes:
+    """``raw`` without what a generator's ``yield`` says of the ``try`` blocks around it (3.12: ``YIELD_VALUE``'s
+    argument; 3.13: a bit of the ``RESUME`` after it; so that closing need not throw in where none is): in the
+    instrumented code one more stands around every ``yield``."""
+    if sys.version_info < (3, 12) or not code.co_flags & _GENERATORS:
+        return raw
+    units = bytearray(raw)
+    for at in range(0, len(units), 2):
+        if units[at] == _RESUME:
+            units[at + 1] &= 3
+        elif units[at] == _YIELD:
+            units[at + 1] = 0
+    return bytes(units)
 
 
 def _same_shape(made: types.CodeType, code: types.CodeType, kept: bool = False) -> bool:
