@@ -62,10 +62,10 @@ def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -
 def _fits(made: types.CodeType, code: types.CodeType) -> bool:
     """Whether ``made`` (read from the cache, whose key is ``code``'s bytecode and its module's text) is
     instrumented from ``code``: where it stands, its parameters, names, locals and constants, and its bytes
-    where no parameter is kept at entry (they begin with ``code``'s)."""
+    where no parameter is kept at entry (they begin with ``code``'s; 3.10 enters the ``try`` first)."""
     return made.co_filename == code.co_filename and made.co_firstlineno == code.co_firstlineno and \
         made.co_name == code.co_name and len(made.co_code) > len(code.co_code) and \
-        (_same_shape(made, code, kept=True) if _keeps(code) else _same_body(made, code))
+        (_same_shape(made, code, kept=True) if _keeps(code) or sys.version_info < (3, 11) else _same_body(made, code))
 
 
 _SHORT = "the lines the code spans do not compile alone"
