@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import regrow
+from regrow._heal import _instrument_code as instrument_code
 from regrow._heal._wrapper import make_wrapper
 
 
@@ -157,7 +158,14 @@ def _import_costs(folder: Path, count: int, rounds: int) -> dict[str, float]:
         for when in ("cold", "warm"):
             for label, name in names.items():
                 times.setdefault((label, when), []).append(_import_time(name))
-        for name in names.values():
+        uncached = _module(folder, count, "@regrow.heal")  # the first import with the cache switched off
+        kept = instrument_code.load, instrument_code.keep
+        instrument_code.load, instrument_code.keep = (lambda code, space: None), (lambda code, space, made: None)
+        try:
+            times.setdefault(("@regrow.heal, no cache", "cold"), []).append(_import_time(uncached))
+        finally:
+            instrument_code.load, instrument_code.keep = kept
+        for name in (*names.values(), uncached):
             del sys.modules[name]
     return {f"{label}, {when}": (min(times[label, when]) - min(times["plain", when])) / count * 1e6
             for label, when in times if label != "plain"}
