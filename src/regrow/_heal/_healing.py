@@ -300,10 +300,7 @@ class Healing:
                  snapshot: bool | str, key: tuple[Any, ...] | None,
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
-        running = self.func.__code__
-        if self.hook is not None and running is self.hook.code:
-            running = self.hook.plain or running  # the user's code, not hooked: what a generator is made again from
-        with session(self):  # a fix installed is hooked like the original was (regrow._heal._instrument)
+        with session(self) as running:  # the user's code running now; a fix installed is hooked like it was
             result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
                                               snapshot=snapshot, rebind=self._rebind, keep=self._keep))
         with self._lock:

@@ -169,16 +169,18 @@ def hook(func: types.FunctionType, state: Healing) -> str:
 
 
 @contextlib.contextmanager
-def session(state: Healing) -> Iterator[None]:
+def session(state: Healing) -> Iterator[types.CodeType]:
     """Around a repair session of ``state``'s function: failures inside the session raise as they are (see
-    :meth:`Hook._inside`); after it, the code it leaves installed (a fix, or the original) is hooked."""
+    :meth:`Hook._inside`); after it, the code it leaves installed (a fix, or the original) is hooked. Gives the
+    user's code running now (not hooked: what a generator's caller was iterating is made again from it)."""
     made = state.hook
+    running = state.func.__code__
     if made is None:
-        yield
+        yield running
         return
     made.owner = (os.getpid(), threading.get_ident())
     try:
-        yield
+        yield made.plain if running is made.code and made.plain is not None else running
     finally:
         made.owner = None
         rehook(state.func, made)
