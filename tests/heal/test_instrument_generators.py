@@ -192,3 +192,43 @@ def test_a_healthy_generator_runs_its_own_bytecode(make_module):
     assert _resumed(made, hook.plain) == _resumed(body, hook.plain)  # the body byte for byte, then the handler
     if sys.version_info < (3, 12):  # 3.12+: each yield also says how many try blocks stand around it
         assert made == body
+
+
+def test_a_tracer_sees_only_the_users_lines_of_a_generator(make_module):
+    mod = make_module(GENERATORS)
+    seen: list[tuple[str, int | None]] = []
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code is mod.numbers.__code__:
+            seen.append((event, frame.f_lineno))
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        assert list(mod.numbers(1)) == [0]
+    finally:
+        sys.settrace(None)
+    lines = {line for event, line in seen if event == "line"}
+    assert lines == {6, 7, 8, 9, 10}  # the body's lines only: nothing on the `def` line (5) while healthy
+
+
+def test_a_context_manager_generator_runs_its_own_cleanup(make_module):
+    mod = make_module('''
+        import contextlib
+        import regrow
+
+        EVENTS = []
+
+        @contextlib.contextmanager
+        @regrow.heal(proposers=[], cooldown=60)
+        def opened(name):
+            EVENTS.append(f"open {name}")
+            try:
+                yield name
+            finally:
+                EVENTS.append(f"close {name}")
+    ''')
+    with pytest.raises(KeyError), mod.opened("a"):
+        raise KeyError("raised in the with block")
+    assert mod.EVENTS == ["open a", "close a"]  # thrown in at the yield: the body's finally ran
+    assert regrow.state(mod.opened.__wrapped__).tally.failures == 0  # the caller's error, not the function's
