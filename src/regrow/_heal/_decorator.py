@@ -81,9 +81,9 @@ def heal(func: Any = None, /, **options: Any) -> Any:
     value it returns where the original raised).
 
     The function itself is returned, its own code instrumented (its body inside a ``try`` whose handler
-    hands a failure to regrow: no extra frame on a healthy call); with ``verify=``/``record=``, for
-    generators, above another decorator, or where its source does not compile to the running code, a
-    wrapper is returned instead. ``regrow.state(f).mode`` says which (docs/production.md).
+    hands a failure to regrow: no extra frame on a healthy call; a generator's too, caught in its own frame);
+    with ``verify=``/``record=``, above another decorator, or where its source does not compile to the running
+    code, a wrapper is returned instead. ``regrow.state(f).mode`` says which (docs/production.md).
 
     Refuses (``TargetError``), at decoration, what it cannot heal: lambdas, functions nested in
     other functions, builtins. With healing disabled the function is returned as is.

@@ -32,7 +32,7 @@ from ._arguments import Snapshot, put_back, take_snapshot
 from ._assembly import RepairRequest
 from ._fleet import run_claimed
 from ._fleet_listen import listen
-from ._generators import aresume, remake, resume
+from ._generators import aresume, remake, rest, resume
 from ._instrument import Hook, plain_target, rebound, session
 from ._ledger import note as _note
 from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, blind_value
@@ -241,6 +241,10 @@ class Healing:
         """The generator the caller was iterating, made again (see :mod:`regrow._heal._generators`)."""
         return remake(self.func, self._replaced, args, kwargs)
 
+    def rest(self, args: tuple[Any, ...], kwargs: dict[str, Any], exc: BaseException) -> Any:
+        """An instrumented generator's caller after a fix: the rest of the fixed one (:func:`._generators.rest`)."""
+        return rest(self.func, self.hook.plain if self.hook else None, self._replaced, args, kwargs, exc)
+
     resume, aresume, snapshot = staticmethod(resume), staticmethod(aresume), staticmethod(take_snapshot)
 
     def remember(self, snapshot: Snapshot | None, result: Any) -> None:
@@ -296,8 +300,7 @@ class Healing:
                  snapshot: bool | str, key: tuple[Any, ...] | None,
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
-        running = self.func.__code__
-        with session(self):  # a fix installed is hooked like the original was (regrow._heal._instrument)
+        with session(self) as running:  # the user's code running now; a fix installed is hooked like it was
             result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
                                               snapshot=snapshot, rebind=self._rebind, keep=self._keep))
         with self._lock:

@@ -5,14 +5,17 @@ The instrumented code (:mod:`._instrument_code`) is installed into the same func
 ``try`` is free on 3.11+), and every reference taken before decoration is hooked too. On a failure
 the handler calls the :class:`Hook`, which asks the :class:`~._heal.Healing` state what to do.
 
-Where this cannot apply (no source, a source that does not compile to the running code, a
-generator), :func:`instrument` says why and ``@heal`` wraps the function instead.
+Generators are instrumented too: the failure is caught in their own frame, and after a fix the caller
+iterates on the rest of the fixed generator (:meth:`Hook.gcaught`). Where this cannot apply (no source,
+a source that does not compile to the running code), :func:`instrument` says why and ``@heal`` wraps the
+function instead.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import dis
 import logging
 import os
 import sys
@@ -39,6 +42,8 @@ class Healing(Protocol):
     def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object: ...
 
     async def aon_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object: ...
+
+    def rest(self, args: tuple[Any, ...], kwargs: dict[str, Any], exc: BaseException) -> Any: ...
 
 
 class Hook:
@@ -98,6 +103,30 @@ class Hook:
         self._local.value = value
         return False
 
+    def gcaught(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """:meth:`caught` for a generator: ``result`` is then what the caller iterates on (the rest of the fixed
+        generator, or nothing). An exception thrown in at a ``yield`` (``gen.throw``) is the caller's, not a
+        failure of the function: it is raised on, as through the wrapper."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, Exception) or _thrown(exc) or self._inside():
+            return True
+        decision = self.state.on_error(exc, args, kwargs)
+        if decision is RAISE:
+            return True
+        self._local.value = self.state.rest(args, kwargs, exc) if decision is RETRY else iter(())
+        return False
+
+    async def agcaught(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """:meth:`gcaught` for an async generator."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, Exception) or _thrown(exc) or self._inside():
+            return True
+        decision = await self.state.aon_error(exc, args, kwargs)
+        if decision is RAISE:
+            return True
+        self._local.value = self.state.rest(args, kwargs, exc) if decision is RETRY else _nothing()
+        return False
+
     def rehook(self, func: types.FunctionType) -> None:
         """The code ``func`` runs now (a fix installed) instrumented like the one it replaced."""
         rehook(func, self)
@@ -105,6 +134,26 @@ class Hook:
     def result(self) -> Any:
         value, self._local.value = self._local.value, None
         return value
+
+
+# Where a frame stands when an exception is thrown into it at a ``yield`` (3.13: the RESUME after it; 3.12+:
+# CLEANUP_THROW where a ``yield from``/``await`` passed it on): no failure of the body stands there.
+_THROWN_AT = {dis.opmap[name] for name in ("YIELD_VALUE", "RESUME", "CLEANUP_THROW") if name in dis.opmap}
+
+
+def _thrown(exc: BaseException) -> bool:
+    """Whether ``exc`` was thrown into the generator handling it (its traceback's first entry is that frame)."""
+    tb = exc.__traceback__
+    if tb is None or tb.tb_lasti < 0:
+        return False
+    raw = tb.tb_frame.f_code.co_code
+    return tb.tb_lasti < len(raw) and raw[tb.tb_lasti] in _THROWN_AT
+
+
+async def _nothing() -> Any:
+    """An async generator that yields nothing (``on_failure="return_none"``)."""
+    return
+    yield  # pragma: no cover
 
 
 def hook(func: types.FunctionType, state: Healing) -> str:
@@ -120,16 +169,18 @@ def hook(func: types.FunctionType, state: Healing) -> str:
 
 
 @contextlib.contextmanager
-def session(state: Healing) -> Iterator[None]:
+def session(state: Healing) -> Iterator[types.CodeType]:
     """Around a repair session of ``state``'s function: failures inside the session raise as they are (see
-    :meth:`Hook._inside`); after it, the code it leaves installed (a fix, or the original) is hooked."""
+    :meth:`Hook._inside`); after it, the code it leaves installed (a fix, or the original) is hooked. Gives the
+    user's code running now (not hooked: what a generator's caller was iterating is made again from it)."""
     made = state.hook
+    running = state.func.__code__
     if made is None:
-        yield
+        yield running
         return
     made.owner = (os.getpid(), threading.get_ident())
     try:
-        yield
+        yield made.plain if running is made.code and made.plain is not None else running
     finally:
         made.owner = None
         rehook(state.func, made)

@@ -5,7 +5,8 @@ blank lines (and, for a method, ``class Owner:``) — and must compile to the by
 else the file changed since import and the function is wrapped instead. Then its body is put inside
 ``try``/``except Exception`` whose handler calls the hook. The handler stands on the ``def`` line (a
 tracer sees only the user's lines; a failure of the call run again after a fix is shown there), and
-its bare ``raise`` keeps the traceback the body made.
+its bare ``raise`` keeps the traceback the body made. A generator's handler goes on with what the hook
+gives (``yield from``: the rest of the fixed generator), so a generator is caught in its own frame too.
 
 The arguments handed over are the parameters as they entered: read again in the handler where the
 code never stores to them (a scan of its bytecode), else kept in a local at entry; a ``**kwargs``
@@ -24,31 +25,54 @@ from tokenize import TokenError
 from typing import Any
 
 from .._target._source import FUTURE_FLAGS
+from ._instrument_cache import keep, load
 
 # Placeholders compiled as string constants, then replaced in the code's constants by the hook and by
 # ``Exception``: the handler reaches them with no name lookup (a module may shadow any name).
 HOOK = "__regrow_hook_placeholder_7f3a9c__"
 CAUGHT = "__regrow_caught_placeholder_7f3a9c__"
 _PREFIX = "_regrow_p"  # the locals that keep rebound parameters as they entered
-_NOT_HOOKABLE = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
+_GENERATORS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
 _STORES = {dis.opmap[name] for name in ("STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR") if name in dis.opmap}
 _STORE_PAIRS = {dis.opmap[name] for name in ("STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST") if name in dis.opmap}
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+_RESUME, _YIELD = dis.opmap.get("RESUME", -1), dis.opmap["YIELD_VALUE"]
+_EPILOGUE = bytes((dis.opmap["CALL_INTRINSIC_1"], 3, dis.opmap["RERAISE"], 1)) if "CALL_INTRINSIC_1" in dis.opmap \
+    else b""  # 3.12+: INTRINSIC_STOPITERATION_ERROR, then RERAISE
 
 
 def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -> types.CodeType | str:
     """``code`` (one of ``func``'s) with its body inside a ``try`` whose handler calls ``hook``; or why it
     cannot be (a string)."""
-    if code.co_flags & _NOT_HOOKABLE:
-        return "a generator is caught while its caller iterates: it is wrapped"
-    made = _instrumented(func, hook, code, exact=True)
-    return _instrumented(func, hook, code, exact=False) if made == _SHORT else made
+    made = load(code, func.__globals__)  # kept by an earlier import (regrow._heal._instrument_cache)
+    if made is None or not _fits(made, code):
+        built = _instrumented(func, code, exact=True)
+        built = _instrumented(func, code, exact=False) if built == _SHORT else built
+        if isinstance(built, str):
+            return built
+        made = built
+        keep(code, func.__globals__, made)
+    consts = tuple(hook if c == HOOK else Exception if c == CAUGHT else c for c in made.co_consts)
+    made = made.replace(co_consts=consts)
+    if sys.version_info >= (3, 11):
+        made = made.replace(co_qualname=code.co_qualname)  # type: ignore[call-arg,attr-defined,unused-ignore]
+    return made
+
+
+def _fits(made: types.CodeType, code: types.CodeType) -> bool:
+    """Whether ``made`` (read from the cache, whose key is ``code``'s bytecode and its module's text) is
+    instrumented from ``code``: where it stands, its parameters, names, locals and constants, and its bytes
+    where no parameter is kept at entry (they begin with ``code``'s; 3.10 enters the ``try`` first)."""
+    return made.co_filename == code.co_filename and made.co_firstlineno == code.co_firstlineno and \
+        made.co_name == code.co_name and len(made.co_code) > len(code.co_code) and \
+        (_same_shape(made, code, kept=True) if _keeps(code) or sys.version_info < (3, 11) else _same_body(made, code))
 
 
 _SHORT = "the lines the code spans do not compile alone"
 
 
-def _instrumented(func: types.FunctionType, hook: object, code: types.CodeType, exact: bool) -> types.CodeType | str:
+def _instrumented(func: types.FunctionType, code: types.CodeType, exact: bool) -> types.CodeType | str:
+    """The instrumented code with its placeholders (what the cache keeps), or why it cannot be built."""
     block = _block(func, code, exact)
     if isinstance(block, str):
         return block
@@ -86,10 +110,6 @@ def _instrumented(func: types.FunctionType, hook: object, code: types.CodeType, 
         return "its source does not compile to the code that is running (the file changed since import?)"
     if made.co_freevars != code.co_freevars:
         return "the instrumented code needs other closure cells"
-    consts = tuple(hook if c == HOOK else Exception if c == CAUGHT else c for c in made.co_consts)
-    made = made.replace(co_consts=consts)
-    if sys.version_info >= (3, 11):
-        made = made.replace(co_qualname=code.co_qualname)  # type: ignore[call-arg,attr-defined,unused-ignore]
     return made
 
 
@@ -113,12 +133,41 @@ def _same_code(plain: types.CodeType, code: types.CodeType) -> bool:
 def _same_body(made: types.CodeType, code: types.CodeType) -> bool:
     """Whether ``made`` begins with ``code``: the same parameters, bytes, names, locals and constants (then the
     handler). A fix is compiled nested in a scope: ``CO_NESTED`` may differ."""
+    body = _body(code)
+    return _resumed(made.co_code[:len(body)], code) == _resumed(body, code) and _same_shape(made, code)
+
+
+def _body(code: types.CodeType) -> bytes:
+    """``code``'s bytes but for the epilogue 3.12+ ends a generator or coroutine with (the StopIteration it raises
+    made a RuntimeError), which in the instrumented code comes after the handler."""
+    raw = code.co_code
+    return raw[:-len(_EPILOGUE)] if _EPILOGUE and raw.endswith(_EPILOGUE) else raw
+
+
+def _resumed(raw: bytes, code: types.CodeType) -> bytes:
+    """``raw`` without what a generator's ``yield`` says of the ``try`` blocks around it (3.12: ``YIELD_VALUE``'s
+    argument; 3.13: a bit of the ``RESUME`` after it; so that closing need not throw in where none is): in the
+    instrumented code one more stands around every ``yield``."""
+    if sys.version_info < (3, 12) or not code.co_flags & _GENERATORS:
+        return raw
+    units = bytearray(raw)
+    for at in range(0, len(units), 2):
+        if units[at] == _RESUME:
+            units[at + 1] &= 3
+        elif units[at] == _YIELD:
+            units[at + 1] = 0
+    return bytes(units)
+
+
+def _same_shape(made: types.CodeType, code: types.CodeType, kept: bool = False) -> bool:
+    """:func:`_same_body` but for the bytes (which parameters ``kept`` at entry shift, with the locals that
+    keep them)."""
     shape = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars", "co_cellvars")
+    local = tuple(n for n in made.co_varnames if not n.startswith(_PREFIX)) if kept else made.co_varnames
     return all(getattr(made, a) == getattr(code, a) for a in shape) and \
         (made.co_flags ^ code.co_flags) & ~inspect.CO_NESTED == 0 and \
-        made.co_code[:len(code.co_code)] == code.co_code and \
         made.co_names[:len(code.co_names)] == code.co_names and \
-        made.co_varnames[:len(code.co_varnames)] == code.co_varnames and \
+        local[:len(code.co_varnames)] == code.co_varnames and \
         all(type(a) is type(b) and (a.co_code == b.co_code if isinstance(a, types.CodeType) else a == b)
             for a, b in zip(code.co_consts, made.co_consts, strict=False))
 
@@ -221,19 +270,31 @@ def _hooked_body(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeT
     args: list[ast.expr] = [ast.Starred(load(name), ast.Load(), **at) if star else load(name)
                             for name, star in positional]
     keys: list[ast.expr | None] = [None if star else ast.Constant(name, **at) for name, star in keywords]
-    call: ast.expr = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "caught", ast.Load(), **at),
+    generator = bool(code.co_flags & _GENERATORS)
+    name = ("a" if isinstance(node, ast.AsyncFunctionDef) else "") + ("gcaught" if generator else "caught")
+    call: ast.expr = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), name, ast.Load(), **at),
                               [ast.Tuple(args, ast.Load(), **at), ast.Dict(keys, [load(n) for n, _ in keywords], **at)],
                               [], **at)
     if isinstance(node, ast.AsyncFunctionDef):
-        call.func.attr = "acaught"  # type: ignore[attr-defined]
         call = ast.Await(call, **at)
-    result = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "result", ast.Load(), **at), [], [], **at)
     handler = ast.ExceptHandler(ast.Constant(CAUGHT, **at), None,
-                                [ast.If(call, [ast.Raise(None, None, **at)], [], **at), ast.Return(result, **at)],
-                                **at)
+                                [ast.If(call, [ast.Raise(None, None, **at)], [], **at), *_after(code, at)], **at)
     hooked = ast.Try(rest, [handler], [], [], lineno=first.lineno, col_offset=first.col_offset,
                      end_lineno=last.end_lineno, end_col_offset=last.end_col_offset)
     return [*doc, *entry, hooked]
+
+
+def _after(code: types.CodeType, at: dict[str, Any]) -> list[ast.stmt]:
+    """What the handler does when the failure was handled: return the hook's result; a generator goes on with
+    the items of the iterator it is (``yield from``; an async generator yields each)."""
+    result = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "result", ast.Load(), **at), [], [], **at)
+    if code.co_flags & inspect.CO_ASYNC_GENERATOR:
+        item = f"{_PREFIX}_item"
+        each = ast.Expr(ast.Yield(ast.Name(item, ast.Load(), **at), **at), **at)
+        return [ast.AsyncFor(ast.Name(item, ast.Store(), **at), result, [each], [], **at), ast.Return(None, **at)]
+    if code.co_flags & inspect.CO_GENERATOR:
+        return [ast.Return(ast.YieldFrom(result, **at), **at)]
+    return [ast.Return(result, **at)]
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
