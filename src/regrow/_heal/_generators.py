@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import AsyncIterator, Generator, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from .._plain import encode
 from ._ledger import note
@@ -92,11 +92,8 @@ def replay(fresh: Iterator[Any], old: Iterator[Any], exc: BaseException,
             mine = next(fresh)
         except Exception:
             mine = _DIFFERENT
-        if mine is _DIFFERENT or encode(mine) != encode(theirs):
-            note(exc, _NOTE)
-            raise exc.with_traceback(exc.__traceback__)
-    note(exc, _UNTOLD.format(limit=limit))
-    raise exc.with_traceback(exc.__traceback__)
+        _agree(mine, theirs, exc)
+    _untold(exc, limit)
 
 
 async def areplay(fresh: AsyncIterator[Any], old: AsyncIterator[Any], exc: BaseException,
@@ -115,8 +112,18 @@ async def areplay(fresh: AsyncIterator[Any], old: AsyncIterator[Any], exc: BaseE
             mine = await fresh.__anext__()
         except Exception:
             mine = _DIFFERENT
-        if mine is _DIFFERENT or encode(mine) != encode(theirs):
-            note(exc, _NOTE)
-            raise exc.with_traceback(exc.__traceback__)
+        _agree(mine, theirs, exc)
+    _untold(exc, limit)
+
+
+def _agree(mine: Any, theirs: Any, exc: BaseException) -> None:
+    """Go on if the fix's item is the one the caller already has; else the caller's failure, with a note."""
+    if mine is _DIFFERENT or encode(mine) != encode(theirs):
+        note(exc, _NOTE)
+        raise exc.with_traceback(exc.__traceback__)
+
+
+def _untold(exc: BaseException, limit: int) -> NoReturn:
+    """The old code did not fail again within ``limit`` items: the caller's failure, with a note."""
     note(exc, _UNTOLD.format(limit=limit))
     raise exc.with_traceback(exc.__traceback__)
