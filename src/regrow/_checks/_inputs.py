@@ -29,7 +29,7 @@ from typing import Any, AnyStr
 
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
-from ._widen import inserted, more_variants, streams
+from ._widen import fields_varied, inserted, more_variants, paired, streams
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
 _MAX_SHOWN = 2000
@@ -171,15 +171,25 @@ def _variants(value: Any) -> Iterator[Any]:
             yield value[::-1]
     elif isinstance(value, dict) and value:
         yield dict(list(value.items())[:-1])
+    elif not isinstance(value, (str, bytes, list, tuple, dict, float)):
+        # An object with number fields (a receiver, a record): each field ±1. A method whose candidates differ
+        # only on states the tests never built shows it here (``Bits('10')`` gives ``Bits('11')``).
+        yield from fields_varied(value, _step)
+
+
+def _step(value: Any) -> Iterator[Any]:
+    yield from (value + 1, value - 1)
 
 
 def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -> list[Call]:
     """New calls, each one argument of a given call changed a little; none equal to a given call. With
-    ``texts`` (see :func:`constant_texts`), after those: each text put into each string argument."""
+    ``texts`` (see :func:`constant_texts`), after those: each text put into each string argument. Then two
+    positional arguments changed at once (the first few changes of each): a receiver's other state with
+    another index shows what neither change alone does."""
     seen = {call.key() for call in calls}
     made: list[Call] = []
-    per_call = [[*_derived(call, _variants), *_derived(call, lambda value: inserted(value, texts))]
-                for call in calls]
+    per_call = [[*_derived(call, _variants), *_derived(call, lambda value: inserted(value, texts)),
+                 *(Call(args, call.kwargs) for args in paired(call.args, _variants))] for call in calls]
     for round_ in range(max((len(group) for group in per_call), default=0)):
         for group in per_call:  # round-robin, so every given call contributes before the limit cuts
             if round_ < len(group) and len(made) < limit:
