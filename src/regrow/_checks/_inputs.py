@@ -150,7 +150,20 @@ def arguments_of(code: types.CodeType, f_locals: dict[str, Any]) -> Call:
 
 
 def _variants(value: Any) -> Iterator[Any]:
-    """Small changes of one argument, keeping its type."""
+    """Small changes of one argument, keeping its type: :func:`_plain_variants`, and an object's number
+    fields ±1 (a receiver, a record; ``__slots__`` too): a method whose candidates differ only on states
+    the tests never built shows it there (``Bits('10')`` gives ``Bits('11')``)."""
+    yield from _plain_variants(value)
+    if not isinstance(value, (bool, int, float, str, bytes, list, tuple, dict)):
+        yield from fields_varied(value, _step, slots=True)
+
+
+def _step(value: Any) -> Iterator[Any]:
+    yield from (value + 1, value - 1)
+
+
+def _plain_variants(value: Any) -> Iterator[Any]:
+    """Small changes of a plain value, keeping its type."""
     if isinstance(value, bool):
         yield not value
     elif isinstance(value, int):
@@ -171,14 +184,6 @@ def _variants(value: Any) -> Iterator[Any]:
             yield value[::-1]
     elif isinstance(value, dict) and value:
         yield dict(list(value.items())[:-1])
-    elif not isinstance(value, (str, bytes, list, tuple, dict, float)):
-        # An object with number fields (a receiver, a record): each field ±1. A method whose candidates differ
-        # only on states the tests never built shows it here (``Bits('10')`` gives ``Bits('11')``).
-        yield from fields_varied(value, _step)
-
-
-def _step(value: Any) -> Iterator[Any]:
-    yield from (value + 1, value - 1)
 
 
 def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -> list[Call]:
@@ -267,7 +272,7 @@ def _wide_variants(value: Any) -> Iterator[Any]:
     """:func:`_variants` and more, keeping the type: landmark numbers, ±2, doubled, halved and negated
     ones; empty, singleton, longer (with duplicates), reversed, sorted containers; empty,
     one-character, doubled, upper and lower case strings and strings with spaces."""
-    yield from _variants(value)
+    yield from _plain_variants(value)  # objects: by more_variants below, as the judge always varied them
     if isinstance(value, bool):
         return
     if type(value) is int or (type(value) is float and math.isfinite(value)):

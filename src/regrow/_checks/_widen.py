@@ -63,9 +63,9 @@ def more_variants(value: Any) -> Iterator[Any]:
         yield from fields_varied(value, _numbers)
 
 
-def fields_varied(value: Any, numbers: Callable[[Any], Iterator[Any]]) -> Iterator[Any]:
-    """Copies of an object (a dataclass, or an instance of a user's class, its attributes in ``__dict__`` or
-    in ``__slots__``) with one of its first number fields set to each of ``numbers(field)``."""
+def fields_varied(value: Any, numbers: Callable[[Any], Iterator[Any]], slots: bool = False) -> Iterator[Any]:
+    """Copies of an object (a dataclass, or an instance of a user's class, its attributes in ``__dict__``, or
+    in ``__slots__`` too if ``slots``) with one of its first number fields set to each of ``numbers(field)``."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         numeric = [field.name for field in dataclasses.fields(value) if field.init
                    and type(getattr(value, field.name, None)) in (int, float)][:_FIELDS]
@@ -75,7 +75,7 @@ def fields_varied(value: Any, numbers: Callable[[Any], Iterator[Any]]) -> Iterat
                     yield dataclasses.replace(value, **{name: number})
                 except Exception:
                     break
-    elif _plain_object(value):
+    elif _plain_object(value, slots):
         numeric = [name for name in _fields(value) if type(getattr(value, name, None)) in (int, float)][:_FIELDS]
         for name in numeric:
             for number in numbers(getattr(value, name)):
@@ -96,9 +96,11 @@ def _fields(value: Any) -> list[str]:
     return [name for name in dict.fromkeys(names) if name not in ("__dict__", "__weakref__")]
 
 
-def _plain_object(value: Any) -> bool:
-    """An instance of a user's class with attributes in ``__dict__`` (not a class, function or module)."""
-    return ((hasattr(value, "__dict__") or any("__slots__" in kind.__dict__ for kind in type(value).__mro__[:-1]))
+def _plain_object(value: Any, slots: bool = False) -> bool:
+    """An instance of a user's class with attributes in ``__dict__`` (or in ``__slots__``, if ``slots``; not a
+    class, function or module)."""
+    slotted = slots and any("__slots__" in kind.__dict__ for kind in type(value).__mro__[:-1])
+    return ((hasattr(value, "__dict__") or slotted)
             and not isinstance(value, type) and not callable(value)
             and type(value).__module__ not in ("builtins", "types"))
 
