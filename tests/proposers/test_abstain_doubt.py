@@ -7,7 +7,7 @@ import regrow
 from regrow._candidate import Candidate
 from regrow._checks._inputs import Call
 from regrow._proposers._engine._abstain import undecided
-from regrow._proposers._engine._rank import Evidence, Ranking, _crash
+from regrow._proposers._engine._rank import Evidence, Ranking, _crash, lost_bindings
 
 # The entry should be ``[priority, count, task]``. The test looks only at its ends, and the one-token edits
 # that pass it put ``priority`` first by giving up ``count``: none puts ``count`` back where it belongs (a swap
@@ -67,3 +67,13 @@ def test_a_crash_is_an_exception_the_function_does_not_name() -> None:
     assert _crash("raised ZeroDivisionError", source)
     assert not _crash("raised ValueError", source)  # its own raise
     assert not _crash("returned 1", source) and not _crash("timeout", source)
+
+
+def test_a_lost_binding_is_one_whose_value_the_original_computes_from_the_call() -> None:
+    original = "def f(task, serials):\n    count = len(serials)\n    seen = set()\n    return [count, task in seen]\n"
+    assert lost_bindings(original, original.replace("[count,", "[task,")) == {"count"}
+    # ``seen`` is made from nothing of the call's: a fix that stops reading it drops nothing
+    assert lost_bindings(original, original.replace("task in seen", "task in serials")) == set()
+    # one that reads a binding the original left unread is no loss either
+    revived = "def f(task, serials, n):\n    count = len(serials)\n    return [count]\n"
+    assert lost_bindings(revived, revived.replace("[count]", "[n]")) == set()

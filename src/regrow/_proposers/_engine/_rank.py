@@ -150,11 +150,8 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker, s
     a confidence."""
     if not found:
         return Ranking([])
-    dead = unread_bindings(source) if source else None
     for evidence in found:
-        if dead is not None:
-            now = unread_bindings(evidence.candidate.source)
-            evidence.lost = frozenset(now - dead) if not dead - now else frozenset()
+        evidence.lost = lost_bindings(source, evidence.candidate.source) if source else frozenset()
     calls = guard_inputs(spectrum, worker)
     passing = len(calls)
     failed, nearby = failing_inputs(spectrum, worker, calls)
@@ -197,6 +194,32 @@ def _crash(signature: str, source: str) -> bool:
     writes no ``ZeroDivisionError``): a crash, not one of its own ``raise`` statements."""
     name = signature.removeprefix("raised ")
     return name != signature and name.isidentifier() and re.search(rf"\b{name}\b", source) is None
+
+
+def lost_bindings(original: str, source: str) -> frozenset[str]:
+    """The bindings ``original`` reads that ``source`` leaves unread (none when it reads one the original left
+    unread), counting only parameters and variables whose value the original computes from the function's own
+    names (``count = len(serials)``, not ``seen = set()``: a value made from nothing of the call's, which
+    reading may never have told anything)."""
+    dead, now = unread_bindings(original), unread_bindings(source)
+    if dead - now:
+        return frozenset()
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    params = {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    local = params | {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(
+        node.ctx, ast.Load)}
+    computed = set(params)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
+            value = node.iter if isinstance(node, ast.For) else node.value
+            if value is not None and any(isinstance(name, ast.Name) and name.id in local for name in ast.walk(value)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                computed.update(name.id for target in targets for name in ast.walk(target)
+                                if isinstance(name, ast.Name))
+    return frozenset(name for name in now - dead if name in computed)
 
 
 def unread_bindings(source: str) -> set[str]:
