@@ -6,6 +6,7 @@ from __future__ import annotations
 import regrow
 from regrow._candidate import Candidate
 from regrow._checks._inputs import Call
+from regrow._proposers._engine import Engine
 from regrow._proposers._engine._abstain import undecided
 from regrow._proposers._engine._rank import Evidence, Ranking, _crash, lost_bindings
 
@@ -30,6 +31,9 @@ def test_candidates_that_all_leave_unread_what_the_original_reads_are_not_offere
     assert not result.ok and result.fix is None and result.installed is None
     assert "doubtful: every candidate that passes" in result.reason and "(count)" in result.reason, result.reason
     assert mod.entry("b", 1, [])[0] == 0  # still the original
+    guess = regrow.repair(mod.entry, args=("a", 5, [7, 7]), tests=[check_entry], install=False,
+                          proposers=[Engine(abstain=False)])
+    assert guess.ok and guess.fix is not None and "count" not in guess.fix.source.splitlines()[-1]  # the guess
 
 
 def _evidence(source: str, outcomes: tuple[str, ...], **flags: object) -> Evidence:
