@@ -28,9 +28,29 @@ def test_each_text_goes_in_at_the_first_places_and_at_the_end() -> None:
     assert list(inserted(7, ["@"])) == []
 
 
-def test_derive_makes_the_plain_variations_first_and_the_texts_after_them() -> None:
-    plain = derive([Call(("ab", 3), {})])
-    with_texts = derive([Call(("ab", 3), {})], texts=["--"])
-    assert with_texts[: len(plain)] == plain  # the plain ones are the same, in the same order
-    assert [call.args for call in with_texts[len(plain):]] == [("--ab", 3), ("a--b", 3), ("ab--", 3)]
-    assert derive([Call(("ab", 3), {})], limit=len(plain), texts=["--"]) == plain  # a limit cuts the texts first
+def test_derive_makes_the_plain_variations_first_the_texts_after_them_and_pairs_last() -> None:
+    single = [("b", 3), ("a", 3), ("ab", 4), ("ab", 2)]
+    texts = [("--ab", 3), ("a--b", 3), ("ab--", 3)]
+    pairs = [("b", 4), ("b", 2), ("a", 4), ("a", 2)]
+    assert [call.args for call in derive([Call(("ab", 3), {})])] == single + pairs
+    assert [call.args for call in derive([Call(("ab", 3), {})], texts=["--"])] == single + texts + pairs
+    cut = derive([Call(("ab", 3), {})], limit=len(single) + len(texts), texts=["--"])
+    assert [call.args for call in cut] == single + texts  # a limit cuts the pairs first
+
+class Flags:
+    """A receiver whose state is two numbers in ``__slots__``."""
+
+    __slots__ = ("n", "val")
+
+    def __init__(self, val: int, n: int) -> None:
+        self.val, self.n = val, n
+
+    def __repr__(self) -> str:
+        return f"Flags({self.val}, {self.n})"
+
+
+def test_derive_varies_an_object_s_number_fields_and_two_arguments_at_once() -> None:
+    made = [call.shown() for call in derive([Call((Flags(2, 2), 0), {})])]
+    # each number field ±1 (slots too), the other argument ±1, then both at once
+    assert made[:4] == ["Flags(2, 3), 0", "Flags(2, 1), 0", "Flags(3, 2), 0", "Flags(1, 2), 0"]
+    assert "Flags(2, 2), 1" in made and "Flags(3, 2), 1" in made and "Flags(2, 1), -1" in made

@@ -29,7 +29,7 @@ from typing import Any, AnyStr
 
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
-from ._widen import inserted, more_variants, streams
+from ._widen import fields_varied, inserted, more_variants, paired, streams
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
 _MAX_SHOWN = 2000
@@ -150,7 +150,20 @@ def arguments_of(code: types.CodeType, f_locals: dict[str, Any]) -> Call:
 
 
 def _variants(value: Any) -> Iterator[Any]:
-    """Small changes of one argument, keeping its type."""
+    """Small changes of one argument, keeping its type: :func:`_plain_variants`, and an object's number
+    fields ±1 (a receiver, a record; ``__slots__`` too): a method whose candidates differ only on states
+    the tests never built shows it there (``Bits('10')`` gives ``Bits('11')``)."""
+    yield from _plain_variants(value)
+    if not isinstance(value, (bool, int, float, str, bytes, list, tuple, dict)):
+        yield from fields_varied(value, _step, slots=True)
+
+
+def _step(value: Any) -> Iterator[Any]:
+    yield from (value + 1, value - 1)
+
+
+def _plain_variants(value: Any) -> Iterator[Any]:
+    """Small changes of a plain value, keeping its type."""
     if isinstance(value, bool):
         yield not value
     elif isinstance(value, int):
@@ -175,11 +188,13 @@ def _variants(value: Any) -> Iterator[Any]:
 
 def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -> list[Call]:
     """New calls, each one argument of a given call changed a little; none equal to a given call. With
-    ``texts`` (see :func:`constant_texts`), after those: each text put into each string argument."""
+    ``texts`` (see :func:`constant_texts`), after those: each text put into each string argument. Then two
+    positional arguments changed at once (the first few changes of each): a receiver's other state with
+    another index shows what neither change alone does."""
     seen = {call.key() for call in calls}
     made: list[Call] = []
-    per_call = [[*_derived(call, _variants), *_derived(call, lambda value: inserted(value, texts))]
-                for call in calls]
+    per_call = [[*_derived(call, _variants), *_derived(call, lambda value: inserted(value, texts)),
+                 *(Call(args, call.kwargs) for args in paired(call.args, _variants))] for call in calls]
     for round_ in range(max((len(group) for group in per_call), default=0)):
         for group in per_call:  # round-robin, so every given call contributes before the limit cuts
             if round_ < len(group) and len(made) < limit:
@@ -257,7 +272,7 @@ def _wide_variants(value: Any) -> Iterator[Any]:
     """:func:`_variants` and more, keeping the type: landmark numbers, ±2, doubled, halved and negated
     ones; empty, singleton, longer (with duplicates), reversed, sorted containers; empty,
     one-character, doubled, upper and lower case strings and strings with spaces."""
-    yield from _variants(value)
+    yield from _plain_variants(value)  # objects: by more_variants below, as the judge always varied them
     if isinstance(value, bool):
         return
     if type(value) is int or (type(value) is float and math.isfinite(value)):

@@ -59,19 +59,26 @@ def more_variants(value: Any) -> Iterator[Any]:
                 yield value.replace(**change)
             except ValueError:
                 continue
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+    else:
+        yield from fields_varied(value, _numbers)
+
+
+def fields_varied(value: Any, numbers: Callable[[Any], Iterator[Any]], slots: bool = False) -> Iterator[Any]:
+    """Copies of an object (a dataclass, or an instance of a user's class, its attributes in ``__dict__``, or
+    in ``__slots__`` too if ``slots``) with one of its first number fields set to each of ``numbers(field)``."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
         numeric = [field.name for field in dataclasses.fields(value) if field.init
                    and type(getattr(value, field.name, None)) in (int, float)][:_FIELDS]
         for name in numeric:
-            for number in _numbers(getattr(value, name)):
+            for number in numbers(getattr(value, name)):
                 try:
                     yield dataclasses.replace(value, **{name: number})
                 except Exception:
                     break
-    elif _plain_object(value):
-        numeric = [name for name, field in vars(value).items() if type(field) in (int, float)][:_FIELDS]
+    elif _plain_object(value, slots):
+        numeric = [name for name in _fields(value) if type(getattr(value, name, None)) in (int, float)][:_FIELDS]
         for name in numeric:
-            for number in _numbers(getattr(value, name)):
+            for number in numbers(getattr(value, name)):
                 try:
                     other = copy.copy(value)
                     setattr(other, name, number)
@@ -80,9 +87,21 @@ def more_variants(value: Any) -> Iterator[Any]:
                 yield other
 
 
-def _plain_object(value: Any) -> bool:
-    """An instance of a user's class with attributes in ``__dict__`` (not a class, function or module)."""
-    return (hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value)
+def _fields(value: Any) -> list[str]:
+    """The attribute names of an instance: those in its ``__dict__``, then its classes' ``__slots__``."""
+    names = list(getattr(value, "__dict__", {}))
+    for kind in type(value).__mro__:
+        slots = kind.__dict__.get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [name for name in slots if isinstance(name, str)]
+    return [name for name in dict.fromkeys(names) if name not in ("__dict__", "__weakref__")]
+
+
+def _plain_object(value: Any, slots: bool = False) -> bool:
+    """An instance of a user's class with attributes in ``__dict__`` (or in ``__slots__``, if ``slots``; not a
+    class, function or module)."""
+    slotted = slots and any("__slots__" in kind.__dict__ for kind in type(value).__mro__[:-1])
+    return ((hasattr(value, "__dict__") or slotted)
+            and not isinstance(value, type) and not callable(value)
             and type(value).__module__ not in ("builtins", "types"))
 
 

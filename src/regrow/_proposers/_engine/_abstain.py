@@ -10,9 +10,12 @@ that separate them, with what each does there.
 Not every disagreement counts. An input where the original itself behaves differently on two runs
 says nothing (a clock, a random draw); ``-0.0``, ``0.0`` and ``0`` are one answer. A candidate the
 ranking's strong rules put below another is dominated and no rival: one that raises or hangs where
-the original returned on a passing check's input, and one that leaves a binding dead that another
-keeps read, and one that keeps the original's behaviour exactly on every input near the failing
-calls (where the original is wrong: it keeps the bug), each when some candidate does not.
+the original returned on a passing check's input; one that leaves a binding dead that another keeps
+read; one that keeps the original's behaviour exactly on every input near the failing calls, where the
+original crashes on one of them (it keeps the bug; one that keeps a return, or a ``raise`` of the
+function's own, may be what was meant, and stays a rival); and one that leaves unread a binding the
+original reads; each when some candidate does not. When every candidate leaves such a binding unread,
+none is offered at all (:meth:`._rank.Ranking.doubt`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
     rivals = list(ranked)
     rivals = [evidence for evidence in rivals if not evidence.raised] or rivals  # dominated: no rivals
     rivals = [evidence for evidence in rivals if not evidence.dead] or rivals
-    rivals = [evidence for evidence in rivals if not evidence.kept] or rivals
+    rivals = [evidence for evidence in rivals if not evidence.crash] or rivals
+    rivals = [evidence for evidence in rivals if not evidence.lost] or rivals
     counted = [i for i in range(len(ranking.calls)) if stable is None or stable[i]]
     # An input where a rival did not finish in its time is no evidence either way (a loaded machine stalls
     # quick calls too): disagreeing there would abstain on timing, not on behaviour.

@@ -58,6 +58,8 @@ class Evidence:
     confidence: float = 0.0
     dead: int = 0  # bindings it leaves unread and tests it makes vacuous, beyond the fewest any candidate has
     kept: bool = False  # as the original on every input near the failing calls, where a rival is not
+    crash: bool = False  # kept, and so keeps a crash of the original near the failing calls
+    lost: frozenset[str] = frozenset()  # bindings the original reads that it leaves unread (none revived)
     outcomes: tuple[str, ...] = ()  # its behaviour on every compared input (see Ranking.calls)
 
     def key(self) -> tuple[bool, int, int, int, bool, float, int]:
@@ -69,6 +71,7 @@ class Evidence:
             "no inputs to compare"
         raised = f", raises where it returned on {self.raised}" if self.raised else ""
         raised += ", keeps the original's behaviour near the failing inputs" if self.kept else ""
+        raised += f", leaves {', '.join(sorted(self.lost))} unread" if self.lost else ""
         return (f"rank {rank}/{total}; edit size {self.candidate.edit_size}; {TIER_NAMES.get(self.tier, '?')}; "
                 f"{agreement}{raised}; confidence {self.confidence:.2f}")
 
@@ -81,6 +84,16 @@ class Ranking:
     calls: list[SealedCall] = dataclasses.field(default_factory=list)  # every compared input
     original: list[str] = dataclasses.field(default_factory=list)  # the original's behaviour on each
     stable: list[bool] = dataclasses.field(default_factory=list)  # the original behaved alike on two runs of each
+
+    def doubt(self) -> str:
+        """Why no candidate is worth offering (``""`` when one is): each leaves unread a binding the original
+        reads. The value the original computed there is dropped, not put right: the fix meant is an edit the
+        search did not reach (a larger one), and the best of these would be a guess."""
+        if not self.ranked or not all(evidence.lost for evidence in self.ranked):
+            return ""
+        names = sorted({name for evidence in self.ranked for name in evidence.lost})
+        return (f"doubtful: every candidate that passes ({len(self.ranked)}) leaves unread what the original "
+                f"reads ({', '.join(names)})")
 
 
 def guard_inputs(spectrum: Spectrum | None, worker: Worker) -> list[SealedCall]:
@@ -132,10 +145,13 @@ def behaviour_of(target: Target, source: str | None, calls: Sequence[Call]) -> l
         return behaviour(fn, calls, _CALL_LIMIT)
 
 
-def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -> Ranking:
-    """``found`` measured against the original and sorted best first, each with a confidence."""
+def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker, source: str = "") -> Ranking:
+    """``found`` measured against the original (whose source is ``source``) and sorted best first, each with
+    a confidence."""
     if not found:
         return Ranking([])
+    for evidence in found:
+        evidence.lost = lost_bindings(source, evidence.candidate.source) if source else frozenset()
     calls = guard_inputs(spectrum, worker)
     passing = len(calls)
     failed, nearby = failing_inputs(spectrum, worker, calls)
@@ -161,6 +177,7 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -
         evidence.raised = sum(not returned(mine) for mine, _ in kept)
     near = [[alike(mine) for mine in evidence.outcomes[around:]] == [alike(theirs) for theirs in original[around:]]
             for evidence in found]
+    crashes = [i for i in range(around, len(calls)) if _crash(original[i], source)]
     distinct = max(len({evidence.outcomes for evidence in found}), 1)
     unread = [len(unread_bindings(evidence.candidate.source)) + vacuous_tests(evidence.candidate.source)
               for evidence in found]
@@ -168,7 +185,41 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker) -
         evidence.confidence = _confidence(evidence, distinct)
         evidence.dead = count - min(unread)
         evidence.kept = bool(nearby) and same and not all(near)
+        evidence.crash = evidence.kept and bool(crashes)
     return Ranking(sorted(found, key=Evidence.key), calls, original, stable)
+
+
+def _crash(signature: str, source: str) -> bool:
+    """Whether ``signature`` is an exception the function does not name (``raised ZeroDivisionError`` where it
+    writes no ``ZeroDivisionError``): a crash, not one of its own ``raise`` statements."""
+    name = signature.removeprefix("raised ")
+    return name != signature and name.isidentifier() and re.search(rf"\b{name}\b", source) is None
+
+
+def lost_bindings(original: str, source: str) -> frozenset[str]:
+    """The bindings ``original`` reads that ``source`` leaves unread (none when it reads one the original left
+    unread), counting only parameters and variables whose value the original computes from the function's own
+    names (``count = len(serials)``, not ``seen = set()``: a value made from nothing of the call's, which
+    reading may never have told anything)."""
+    dead, now = unread_bindings(original), unread_bindings(source)
+    if dead - now:
+        return frozenset()
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    params = {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    local = params | {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and not isinstance(
+        node.ctx, ast.Load)}
+    computed = set(params)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.NamedExpr)):
+            value = node.iter if isinstance(node, ast.For) else node.value
+            if value is not None and any(isinstance(name, ast.Name) and name.id in local for name in ast.walk(value)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                computed.update(name.id for target in targets for name in ast.walk(target)
+                                if isinstance(name, ast.Name))
+    return frozenset(name for name in now - dead if name in computed)
 
 
 def unread_bindings(source: str) -> set[str]:

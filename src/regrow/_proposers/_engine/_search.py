@@ -108,12 +108,15 @@ class Engine(BaseProposer):
             plan.stats.jobs = len(judges.workers)
             failing_first(request.checks, plan.spectrum)  # before the judging children fork
             found = self._search(plan, request, judges)
-            ranking = rank(found, plan.spectrum, worker)
+            ranking = rank(found, plan.spectrum, worker, plan.source)
             plan.stats.forks = judges.forks
         ranked = ranking.ranked
         if self.abstain and request.oracle and (ambiguity := undecided(ranking, plan.source)) is not None:
             self.ambiguity = ambiguity
             plan.stats.stopped = f"{ambiguity.summary()}: none offered"
+            return
+        if self.abstain and request.oracle and (doubt := ranking.doubt()):
+            plan.stats.stopped = f"{doubt}: none offered"
             return
         # The worker is gone before the first yield: a session that stops early leaves no child behind.
         for number, evidence in enumerate(ranked, start=1):
