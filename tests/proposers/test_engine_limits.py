@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import regrow
-from regrow._checks._spectrum import TEST_CPU_FLOOR, TEST_FLOOR, Run, Spectrum
+from regrow._checks._spectrum import FAILING_CPU_FLOOR, TEST_CPU_FLOOR, TEST_FLOOR, Run, Spectrum
 from regrow._checks._test_limits import TestOverrun, limited, per_test_limits
 from regrow._events import Event
 from regrow._proposers._engine import Engine
@@ -52,6 +52,16 @@ def test_cpu_limits_come_from_cpu_times_and_a_check_that_did_not_finish_gets_non
     assert Run.from_plain(plain).cpu == 0.25
     with pytest.raises(ValueError, match="cpu must be numbers"):
         Run.from_plain({**plain, "cpu": "0.25"})
+
+
+def test_a_failing_check_s_cpu_limit_has_a_floor_of_its_own() -> None:
+    # passing tests that take a millisecond say little of a failing one that, once fixed, goes on past its
+    # failed assert (cachetools' TLRU test_clear): the right fix was rejected at the passing tests' 0.03 s
+    spectrum = Spectrum([run("quick", True, 0.01, cpu=0.001, lines=frozenset({3})),
+                         run("fails", False, 0.01, cpu=0.0005, lines=frozenset({3}))])
+    limits = spectrum.test_limits(ceiling=5.0, floor=TEST_CPU_FLOOR, cpu=True, failing_floor=FAILING_CPU_FLOOR)
+    assert limits == {"quick": TEST_CPU_FLOOR, "fails": FAILING_CPU_FLOOR}
+    assert FAILING_CPU_FLOOR == 0.1  # docs/engine.md: a failing test's at least 0.1 s of CPU
 
 
 def test_a_failing_check_s_limit_comes_from_the_passing_checks_that_ran_the_target() -> None:

@@ -39,6 +39,9 @@ TEST_FLOOR = 1.0  # seconds: the least time limit of one check while candidates 
 # can stall a quick test for a good fraction of a second: a floor below that rejects right fixes) ...
 TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
 TEST_CPU_FLOOR = 0.03  # CPU seconds: the least CPU limit of a check (load stalls the wall clock, hardly CPU time)
+# ... of a check that failed: once fixed it may do much more than the quick passing ones (a failing assert
+# early in a test that goes on to build a cache): a tight floor there rejects right fixes
+FAILING_CPU_FLOOR = 0.1
 
 
 @dataclasses.dataclass
@@ -129,18 +132,19 @@ class Spectrum:
         return sum(run.duration for run in self.passing)
 
     def test_limits(self, ceiling: float, floor: float = TEST_FLOOR, factor: float = TEST_FACTOR,
-                    cpu: bool = False) -> dict[str, float]:
+                    cpu: bool = False, failing_floor: float | None = None) -> dict[str, float]:
         """Each check's own time limit while candidates are screened, at most ``ceiling`` (the candidate's):
         ``factor`` times its time on the original, at least ``floor``, for a check that passed. One that
         failed or did not finish tells little of how long it takes once fixed: the longest limit of the passing
-        ones that ran the target (all, if none did) and its own time's multiple, if longer; else ``ceiling``.
+        ones that ran the target (all, if none did) and its own time's multiple, if longer, at least
+        ``failing_floor`` (``floor`` if not given); else ``ceiling``.
         With ``cpu``, the same from CPU times (give a CPU ``floor``), none for a check that did not finish."""
         spent: Callable[[Run], float] = (lambda run: run.cpu) if cpu else (lambda run: run.duration)
         own = {run.check: min(ceiling, max(floor, factor * spent(run))) for run in self.passing}
         others = max((own[run.check] for run in [r for r in self.passing if r.lines] or self.passing), default=ceiling)
         for run in (run for run in self.failing if not (cpu and run.timed_out)):
             mine = 0.0 if run.timed_out else factor * spent(run)
-            own[run.check] = min(ceiling, max(floor, others, mine))
+            own[run.check] = min(ceiling, max(floor if failing_floor is None else failing_floor, others, mine))
         return own
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from ..._ambiguity import Ambiguity
 from ..._candidate import Candidate
 from ..._checks._inputs import vary_job
-from ..._checks._spectrum import TEST_CPU_FLOOR, Spectrum, record, split_checks, suspicion, trace_job
+from ..._checks._spectrum import FAILING_CPU_FLOOR, TEST_CPU_FLOOR, Spectrum, record, split_checks, suspicion, trace_job
 from ..._checks._widen import constant_texts
 from ..._events import Event, emit
 from ..._sandbox._warm import Worker
@@ -207,7 +207,8 @@ class Engine(BaseProposer):
         stats.candidate_timeout = timeout = self.candidate_timeout(plan.spectrum)
         if plan.spectrum is not None:  # before the forks
             plan.limits = plan.spectrum.test_limits(timeout)
-            plan.cpu_limits = plan.spectrum.test_limits(timeout, TEST_CPU_FLOOR, cpu=True)
+            plan.cpu_limits = plan.spectrum.test_limits(timeout, TEST_CPU_FLOOR, cpu=True,
+                                                        failing_floor=FAILING_CPU_FLOOR)
         started = time.monotonic()
         reserve = min(2.0, max(0.0, request.deadline - started) / 10)  # left for ranking and the session's proof
         deadline = request.deadline - reserve
