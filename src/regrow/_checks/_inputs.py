@@ -261,8 +261,7 @@ def returned(signature: str) -> bool:
     return signature.startswith("returned ")
 
 
-# Wider inputs, for judging a fix against a reference (the benchmark): more than the guard's small
-# variations, since there a wrong fix that the tests let through must show, not hide.
+# Wider inputs, for judging a fix against a reference (the benchmark): a wrong fix the tests let through must show.
 
 _NUMBERS = (0, 1, 2, 3, -1, -2, 7, 10, 100)
 _ELEMENT_VARIANTS = 3  # changes of the first and of the last element of a container

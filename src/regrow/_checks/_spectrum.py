@@ -35,13 +35,10 @@ _MAX_CALLS = 64  # recorded calls per check: enough inputs to vary, bounded memo
 _GRACE = 0.5  # seconds past a check's own limit before the worker is killed
 _HOT_HITS = 64  # runs of a line that make it part of the loop a check that did not finish was caught in
 _HOT_BONUS = 0.25  # added to such a line's suspicion (Ochiai is at most 1)
-TEST_FLOOR = 1.0  # seconds: the least time limit of one check while candidates are screened (a loaded machine
-# can stall a quick test for a good fraction of a second: a floor below that rejects right fixes) ...
+TEST_FLOOR = 1.0  # seconds: the least time limit of a check while candidates are screened (load stalls tests) ...
 TEST_FACTOR = 5.0  # ... else this multiple of its time on the original (see Spectrum.test_limits)
 TEST_CPU_FLOOR = 0.03  # CPU seconds: the least CPU limit of a check (load stalls the wall clock, hardly CPU time)
-# ... of a check that failed: once fixed it may do much more than the quick passing ones (a failing assert
-# early in a test that goes on to build a cache): a tight floor there rejects right fixes
-FAILING_CPU_FLOOR = 0.1
+FAILING_CPU_FLOOR = 0.1  # ... of a failing one, which once fixed may go on well past the assert it failed at
 
 
 @dataclasses.dataclass
@@ -137,8 +134,8 @@ class Spectrum:
         ``factor`` times its time on the original, at least ``floor``, for a check that passed. One that
         failed or did not finish tells little of how long it takes once fixed: the longest limit of the passing
         ones that ran the target (all, if none did) and its own time's multiple, if longer, at least
-        ``failing_floor`` (``floor`` if not given); else ``ceiling``.
-        With ``cpu``, the same from CPU times (give a CPU ``floor``), none for a check that did not finish."""
+        ``failing_floor`` (default ``floor``). With ``cpu``, the same from CPU times (give CPU floors), none
+        for a check that did not finish."""
         spent: Callable[[Run], float] = (lambda run: run.cpu) if cpu else (lambda run: run.duration)
         own = {run.check: min(ceiling, max(floor, factor * spent(run))) for run in self.passing}
         others = max((own[run.check] for run in [r for r in self.passing if r.lines] or self.passing), default=ceiling)
@@ -222,8 +219,7 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     finally:
         live.__code__, live.__defaults__, live.__kwdefaults__ = saved
     duration, cpu = time.perf_counter() - started, time.process_time() - cpu
-    # A check that catches every exception (a pytest test run directly does) turns the overrun into a
-    # failure of its own: it still did not finish.
+    # A check that catches every exception (as a test run directly does) makes the overrun its failure: not finished.
     timed_out = timed_out or (failure is not None and duration >= limit)
     reason = f"{check.name} did not finish in {limit:g}s" if timed_out else _reason(failure)
     failing_line = _line_in(target, failure) if failure is not None else None

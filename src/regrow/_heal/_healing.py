@@ -109,7 +109,6 @@ class Healing:
             self._target.entry = self.entry
         return self._target
 
-    # -- the decisions the wrapper asks for -------------------------------------------------
     def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
                  snapshot: Snapshot | None = None) -> object:
         if SWITCHES.disabled or in_evaluation():
@@ -256,7 +255,6 @@ class Healing:
         except Exception:  # an uncopyable result
             return
 
-    # -- repair ------------------------------------------------------------------------------
     def _start(self, failure: Failure, replay: Check, exc: BaseException | None, snapshot: bool | str,
                key: tuple[Any, ...] | None, call: tuple[tuple[Any, ...], dict[str, Any]] | None,
                inline: bool | None = None) -> Running | Skip:
@@ -265,8 +263,7 @@ class Healing:
         ``snapshot``: the arguments are the caller's as passed (``True``), or why they cannot be (a string).
         ``key``: the failing frames, kept quiet with the fingerprint when no fix is found. ``call``: the failing
         call's arguments, for the value a fix no oracle proved returns there. ``inline``: run in the caller's
-        thread (default: when ``wait=None``).
-        """
+        thread (default: when ``wait=None``)."""
         if self._cooldown.get(failure.fingerprint, 0.0) > time.monotonic():
             return "cooldown"
         if not SESSIONS.take(self.options.sessions_per_minute):
