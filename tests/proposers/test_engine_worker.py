@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import socket
@@ -336,3 +337,13 @@ def test_renewing_a_worker_many_times_leaves_no_descriptor_open_in_the_host() ->
             assert worker.call("one", timeout=5) == ("ok", 1)
         assert worker.forks == 21
         assert open_fds() == before
+
+
+@fork_only
+def test_a_judging_child_collects_while_its_jobs_run_over_a_frozen_heap() -> None:
+    # docs/engine.md: the collector runs while the tests do, but the heap the child was forked with is frozen
+    with Worker({"frozen": gc.get_freeze_count, "enabled": gc.isenabled}) as worker:
+        frozen = worker.call("frozen", timeout=30)
+        enabled = worker.call("enabled", timeout=30)
+    assert frozen[0] == "ok" and frozen[1] > 0
+    assert enabled == ("ok", True)
