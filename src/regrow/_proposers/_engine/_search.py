@@ -182,13 +182,13 @@ class Engine(BaseProposer):
         # Every check, the failing ones too, is expected to take about as long once it is fixed.
         spent = finished[len(finished) // 2] * len(spectrum.runs) if finished and spectrum else 0.0
         timeout = min(self.time_ceiling, max(self.time_floor, self.time_factor * spent))
-        if spectrum is None or not spectrum.passing:
+        if spectrum is None or not spectrum.passing or not spectrum.failing:
             return timeout
         # Never below the limits of the passing checks that run the target: a failing check the candidate
         # must make pass may, once fixed, run as long as they do (its time on the original says little).
         own = spectrum.test_limits(self.time_ceiling)
-        ran = [run for run in spectrum.passing if run.lines] or spectrum.passing
-        return max([timeout, *(own[run.check] for run in ran)]) if spectrum.failing else timeout
+        ran = [run for run in spectrum.passing if run.lines] or spectrum.passing  # as Spectrum.test_limits reads them
+        return max([timeout, *(own[run.check] for run in ran)])
 
     def batch(self, spectrum: Spectrum | None) -> int:
         """How many candidates a worker judges per job: as many as the original's checks run in about
