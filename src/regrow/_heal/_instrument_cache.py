@@ -24,6 +24,7 @@ can write there can already replace the module's own bytecode.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import linecache
@@ -69,7 +70,6 @@ class _Module:
 
 
 _modules: dict[str, _Module] = {}  # module file -> its cache, while linecache holds the same lines
-_own: list[bytes] = []  # the instrumentation's own digest, computed once
 
 
 def load(code: types.CodeType, globals_: dict[str, object]) -> types.CodeType | None:
@@ -167,14 +167,13 @@ def _key(module: _Module, code: types.CodeType) -> bytes:
                                       str((code.co_firstlineno, code.co_flags)).encode(), code.co_code))).digest()
 
 
+@functools.cache
 def _instrumentation() -> bytes:
     """A digest of the code that builds instrumented code: a change to it (without a new version) is a miss."""
-    if not _own:
-        digest = hashlib.sha256()
-        for name in ("_instrument_code.py", "_instrument_cache.py"):
-            try:
-                digest.update(Path(__file__).with_name(name).read_bytes())
-            except OSError:  # installed without its source (a zip, a frozen app): the version alone
-                digest.update(name.encode())
-        _own.append(digest.digest())
-    return _own[0]
+    digest = hashlib.sha256()
+    for name in ("_instrument_code.py", "_instrument_cache.py"):
+        try:
+            digest.update(Path(__file__).with_name(name).read_bytes())
+        except OSError:  # installed without its source (a zip, a frozen app): the version alone
+            digest.update(name.encode())
+    return digest.digest()
