@@ -64,8 +64,9 @@ def more_variants(value: Any) -> Iterator[Any]:
 
 
 def fields_varied(value: Any, numbers: Callable[[Any], Iterator[Any]], slots: bool = False) -> Iterator[Any]:
-    """Copies of an object (a dataclass, or an instance of a user's class, its attributes in ``__dict__``, or
-    in ``__slots__`` too if ``slots``) with one of its first number fields set to each of ``numbers(field)``."""
+    """Copies of an object (a dataclass, or an instance of a user's class: one with a ``__dict__``, or, if
+    ``slots``, one with only ``__slots__``; its fields those of both) with one of its first number fields set
+    to each of ``numbers(field)``."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         numeric = [field.name for field in dataclasses.fields(value) if field.init
                    and type(getattr(value, field.name, None)) in (int, float)][:_FIELDS]
