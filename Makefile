@@ -40,6 +40,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/overhead.py
 	$(BIN)/python benchmarks/sandbox.py
 	$(BIN)/python benchmarks/engine.py
+	$(BIN)/python benchmarks/unittest_direct.py
 	$(BIN)/python benchmarks/evidence.py
 	$(BIN)/python benchmarks/live.py
 	$(BIN)/python benchmarks/live_wait.py
