@@ -355,3 +355,32 @@ def test_inside_its_own_session_a_failure_raises_without_asking():
         with pytest.raises(IndexError):
             fn(1, c=3)
         assert len(recorder.calls) == asked
+
+
+def test_wrappers_of_one_shape_share_a_compiled_text_and_keep_their_own_names(make_module):
+    from regrow._heal import _wrapper
+
+    mod = make_module('''
+        import regrow
+
+        @regrow.heal(verify=lambda r: r > 0)
+        def first(a, b=1):
+            return a / b
+
+        @regrow.heal(verify=lambda r: r > 0)
+        def second(a, b=1):
+            return a - b
+    ''')
+    hits = _wrapper._compiled.cache_info().hits
+    mod2 = make_module('''
+        import regrow
+
+        @regrow.heal(verify=lambda r: r > 0)
+        def third(a, b=1):
+            return a * b
+    ''')
+    assert _wrapper._compiled.cache_info().hits > hits  # the same text as first's and second's
+    for fn, name in ((mod.first, "first"), (mod.second, "second"), (mod2.third, "third")):
+        code = fn.__code__
+        assert code.co_name == name and code.co_filename == f"<regrow wrapper of {name}>"
+    assert mod.first(4, 2) == 2 and mod.second(3) == 2 and mod2.third(2, 3) == 6

@@ -6,13 +6,16 @@ no ``*args``/``**kwargs`` packing. Everything costly happens in the handler, aft
 
 from __future__ import annotations
 
+import functools
 import inspect
 import keyword
+import sys
 import types
 from typing import Any
 
 from .._frames import WRAPPER_FILE
 
+_NAME = "_rg_wrapper"  # the name the wrapper is compiled under (see make_wrapper)
 RAISE = object()  # re-raise the original exception
 RETRY = object()  # a fix is installed: call the function again
 NONE = object()  # give up quietly: return None
@@ -140,11 +143,23 @@ def make_wrapper(func: types.FunctionType, state: Any, verify: Any, record: bool
                              "item it yields; give tests= instead")
         template = _GENERATOR if shape.__code__.co_flags & inspect.CO_GENERATOR else _ASYNC_GENERATOR
     namespace: dict[str, Any] = {}
-    exec(compile(template.format(**fields), f"{WRAPPER_FILE}{func.__qualname__}>", "exec"), namespace)
+    exec(_compiled(template.format(**{**fields, "name": _NAME})), namespace)
     wrapper: types.FunctionType = namespace["_rg_make"](callee or func, state, verify, RAISE, RETRY, ATOMS, type)
+    # One compiled text serves every function of the same shape (a module of forty decorated functions
+    # compiles a few); the code takes the function's name and file name here, as if written with them.
+    named: dict[str, Any] = {"co_name": fields["name"], "co_filename": f"{WRAPPER_FILE}{func.__qualname__}>"}
+    if sys.version_info >= (3, 11):
+        named["co_qualname"] = f"_rg_make.<locals>.{fields['name']}"
+    wrapper.__code__ = wrapper.__code__.replace(**named)
+    wrapper.__name__ = fields["name"]
     wrapper.__defaults__ = shape.__defaults__
     wrapper.__kwdefaults__ = shape.__kwdefaults__
     return wrapper
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(text: str) -> types.CodeType:
+    return compile(text, f"{WRAPPER_FILE}>", "exec")
 
 
 def _anything(*args: Any, **kwargs: Any) -> None:
