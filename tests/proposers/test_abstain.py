@@ -114,7 +114,8 @@ def test_only_real_disagreements_count() -> None:
     calls = [sealed for sealed in (Call((n,), {}).seal() for n in (1, 2, 3)) if sealed is not None]
 
     def ranking(*outcomes: tuple[str, ...], raised: tuple[int, ...] = (0, 0)) -> Ranking:
-        found = [Evidence(Candidate(f"def f(n):\n    return {i}\n", "engine"), 1, i, raised=r, outcomes=o)
+        found = [Evidence(Candidate(f"def f(n):\n    return {i}\n", "engine"), 1, i, raised=r, raised_given=r,
+                          outcomes=o)
                  for i, (o, r) in enumerate(zip(outcomes, raised, strict=True))]
         return Ranking(found, calls, ["returned 0", "returned 0", "returned 0"], [True, True, False])
 
@@ -124,9 +125,14 @@ def test_only_real_disagreements_count() -> None:
                              ("returned (-0.0,)", "returned (2.0, [1.5])", "returned 6")), "def f(n): ...") is None
     assert undecided(ranking(("returned (0,)", "returned 1", "x"), ("returned (0.0,)", "returned 1", "y")), "") is None
     assert undecided(ranking(("returned (2.5,)", "returned 1", "x"), ("returned (2.0,)", "returned 1", "y")), "")
-    # A candidate that raises where the original returned is no rival of one that does not.
+    # A candidate that raises where the original returned on a passing test's own call is no rival of one that
+    # does not; where it raises only on a variation of one, it is.
     assert undecided(ranking(("returned 1", "returned 2", "returned 3"), ("raised KeyError", "returned 2", "x"),
                              raised=(0, 1)), "def f(n): ...") is None
+    varied = ranking(("returned 1", "returned 2", "returned 3"), ("raised KeyError", "returned 2", "x"))
+    varied.ranked[1].raised = 1
+    assert varied.ranked[1].key() > varied.ranked[0].key()  # still ranked below
+    assert (apart := undecided(varied, "def f(n): ...")) is not None and apart.inputs == ["1"]
     found = undecided(ranking(("returned 1", "returned 2", "x"), ("returned 1", "returned 3", "x")), "def f(n): ...")
     assert found is not None and found.inputs == ["2"] and found.outputs == [["returned 2"], ["returned 3"]]
     assert found.separations[0].original == "returned 0"
@@ -156,3 +162,45 @@ def test_candidates_that_disagree_on_the_function_s_own_texts_put_into_a_string_
     assert any("--" in shown for shown in result.ambiguous.inputs), result.ambiguous.inputs
     with pytest.raises(ValueError):
         mod.tag_ok("a--b")  # still the original
+
+
+def test_a_larger_rival_in_the_statement_of_the_first_find_is_judged(make_module):
+    # ``current > previous`` (one token) passes the test, and so does ``current == previous + 1``, a larger edit
+    # of the same statement: the search judges that one too, whatever its size, and on (5, 2) they disagree.
+    mod = make_module('''
+        def follows(current, previous):
+            """Whether ``current`` comes right after ``previous``."""
+            return current == previous
+    ''')
+
+    def test_follows(fn):
+        assert fn(3, 2) and not fn(2, 2) and not fn(1, 2)
+
+    result = regrow.repair(mod.follows, args=(3, 2), tests=[test_follows])
+    assert not result.ok and result.installed is None and result.ambiguous is not None
+    lines = {source.strip().splitlines()[-1].strip() for source in result.ambiguous.candidates}
+    assert "return current > previous" in lines
+    assert lines & {"return current == previous + 1", "return current - 1 == previous"}
+
+
+def test_the_guard_compares_the_state_a_repr_hides() -> None:
+    from regrow._checks._inputs import Call, behaviour
+    from regrow._checks._render import render
+
+    class Box:
+        def __init__(self) -> None:
+            self.count = 0
+
+        def __repr__(self) -> str:
+            return "Box()"
+
+    def once(box: Box) -> None:
+        box.count += 1
+
+    def twice(box: Box) -> None:
+        box.count += 2
+
+    calls = [Call((Box(),), {})]
+    assert behaviour(once, calls) == behaviour(twice, calls)  # the repr alone: alike
+    assert behaviour(once, calls, show=render) != behaviour(twice, calls, show=render)
+    assert "count=1" in behaviour(once, calls, show=render)[0]

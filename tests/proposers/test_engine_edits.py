@@ -350,3 +350,22 @@ def test_a_swap_over_a_rename_that_leaves_a_binding_dead(make_module: Callable[[
     # ``(v, v)`` passes too, and is as small, but drops ``k``: the swap is the fix.
     assert fixed(mod.inverted, ([(1, "a")],), test_values_become_keys) == [
         "-return [(k, v) for k, v in pairs]", "+return [(v, k) for k, v in pairs]"]
+
+
+def test_a_value_of_a_standard_function_s_closed_set(make_module: Callable[[str], Any]) -> None:
+    # "M" is written nowhere in the module: it is one of the values unicodedata.category()'s first letter takes.
+    mod = make_module('''
+        import unicodedata
+
+
+        def starts_with_mark(text):
+            """Whether the text begins with a combining mark."""
+            return bool(text) and unicodedata.category(text[0])[0] == "L"
+    ''')
+
+    def test_marks(fn: Callable[..., bool]) -> None:
+        assert fn("\u0301a") and not fn("a") and not fn("") and not fn("1")
+
+    assert fixed(mod.starts_with_mark, ("\u0301",), test_marks) == [
+        '-return bool(text) and unicodedata.category(text[0])[0] == "L"',
+        '+return bool(text) and unicodedata.category(text[0])[0] == "M"']

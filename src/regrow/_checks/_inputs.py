@@ -234,17 +234,17 @@ def _derived(call: Call, variants: Callable[[Any], Iterator[Any]]) -> Iterator[C
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def behaviour(fn: Callable[..., Any], calls: Sequence[Call], limit: float = 0.25) -> list[str]:
+def behaviour(fn: Callable[..., Any], calls: Sequence[Call], limit: float = 0.25,
+              show: Callable[[object], str] | None = None) -> list[str]:
     """What ``fn`` does on each call, as comparable signatures; each call under its own time limit.
 
     Meant to run in a worker job (the limit interrupts only there; the worker's own limit is the
-    backstop). A signature is ``"returned <repr of the result and the arguments after>"``,
-    ``"raised <exception type>"`` or ``"timeout"``.
-    """
-    return [_observe(fn, call, limit) for call in calls]
+    backstop). A signature is ``"returned <repr (or show) of the result and the arguments after>"``,
+    ``"raised <exception type>"`` or ``"timeout"``."""
+    return [_observe(fn, call, limit, show or _safe_repr) for call in calls]
 
 
-def _observe(fn: Callable[..., Any], call: Call, limit: float) -> str:
+def _observe(fn: Callable[..., Any], call: Call, limit: float, show: Callable[[object], str] = _safe_repr) -> str:
     args, kwargs = call.fresh()
     try:
         with time_limit(limit):
@@ -254,7 +254,7 @@ def _observe(fn: Callable[..., Any], call: Call, limit: float) -> str:
     except BaseException as exc:
         return f"raised {type(exc).__name__}"
     # Addresses in default reprs differ between any two runs; they say nothing about behaviour.
-    return "returned " + _ADDRESS.sub("", _safe_repr((value, args, kwargs))[:4000])
+    return "returned " + _ADDRESS.sub("", show((value, args, kwargs))[:4000])
 
 
 def returned(signature: str) -> bool:

@@ -7,12 +7,13 @@ and picking the best ranked would install a guess. :func:`undecided` says so, as
 :class:`~regrow._ambiguity.Ambiguity`: one candidate per answer (best ranked first) and the inputs
 that separate them, with what each does there.
 
-Not every disagreement counts. An input where the original itself behaves differently on two runs
-says nothing (a clock, a random draw); ``-0.0``, ``0.0`` and ``0`` are one answer. A candidate the
-ranking's strong rules put below another is dominated and no rival: one that raises or hangs where
-the original returned on a passing check's input; one that leaves a binding dead that another keeps
-read; one that keeps the original's behaviour exactly on every input near the failing calls, where the
-original crashes on one of them (it keeps the bug; one that keeps a return, or a ``raise`` of the
+Not every disagreement counts. An input where the original itself behaves differently on two runs says
+nothing (a clock, a random draw); ``-0.0``, ``0.0`` and ``0`` are one answer. A candidate the ranking's
+strong rules put below another is dominated and no rival: one that raises or hangs where the original
+returned on a passing check's own call (on a variation of one, where the input may be outside what the
+function takes, raising is a difference like any other); one that leaves a binding dead that another
+keeps read; one that keeps the original's behaviour exactly on every input near the failing calls, where
+the original crashes on one of them (it keeps the bug; one that keeps a return, or a ``raise`` of the
 function's own, may be what was meant, and stays a rival); and one that leaves unread a binding the
 original reads; each when some candidate does not. When every candidate leaves such a binding unread,
 none is offered at all (:meth:`._rank.Ranking.doubt`).
@@ -35,7 +36,9 @@ def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
     if len(ranked) < 2 or not ranking.calls:
         return None
     rivals = list(ranked)
-    rivals = [evidence for evidence in rivals if not evidence.raised] or rivals  # dominated: no rivals
+    # Dominated, no rivals: raising where the original returned on a passing test's own call (on a variation
+    # of one, raising is a difference like any other: the variation may be outside what the function takes).
+    rivals = [evidence for evidence in rivals if not evidence.raised_given] or rivals
     rivals = [evidence for evidence in rivals if not evidence.dead] or rivals
     rivals = [evidence for evidence in rivals if not evidence.crash] or rivals
     rivals = [evidence for evidence in rivals if not evidence.lost] or rivals

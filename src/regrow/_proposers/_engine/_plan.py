@@ -34,6 +34,8 @@ from ._ranked import Edit, Ranked
 from ._scope import Site
 from ._splice import prepare, splice, splice_both
 
+_RIVAL_TIER = 2  # core and template edits: rivals of a find in its statement are judged whatever their size
+
 
 @dataclasses.dataclass
 class Stats:
@@ -162,11 +164,16 @@ class Plan:
         return self._sizes(edit.site, edit.new)
 
     def order(self, max_size: Callable[[], int | None], after: Edit | None = None) -> Iterator[Edit]:
-        """The single edits in search order after ``after``; those larger than ``max_size()`` skipped."""
+        """The single edits in search order after ``after``; those larger than ``max_size()`` skipped, but for
+        core and template edits in the statement ``after`` changed: those are its rivals, other ways to change
+        what it changes (``link.count + 1`` for ``<`` in ``curr.count != link.count``), and a larger one the
+        tests pass too is what tells a fix from a guess (:mod:`._abstain`)."""
         start = 0 if after is None else after.index + 1
+        near = self._span(after.site) if after is not None and after.second is None else None
         for edit in self.edits.upto(start) if isinstance(self.edits, Ranked) else self.edits[start:]:
             limit = max_size()
-            if limit is None or self.size(edit) <= limit:
+            if limit is None or self.size(edit) <= limit or (
+                    near is not None and edit.op.tier <= _RIVAL_TIER and self._span(edit.site) == near):
                 yield edit
 
     def make(self, edit: Edit) -> Made | None:

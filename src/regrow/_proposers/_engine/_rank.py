@@ -24,6 +24,7 @@ from typing import Any
 
 from ..._candidate import Candidate
 from ..._checks._inputs import Call, SealedCall, behaviour, open_all, returned, signatures, variations
+from ..._checks._render import render
 from ..._checks._spectrum import Spectrum
 from ..._sandbox._warm import Worker
 from ..._target._target import Target
@@ -55,6 +56,7 @@ class Evidence:
     agree: int = 0  # inputs where it behaves as the original did
     compared: int = 0  # inputs where the original returned normally
     raised: int = 0  # inputs where it raised or hung and the original returned
+    raised_given: int = 0  # of those, the passing tests' own calls (not variations of them)
     confidence: float = 0.0
     dead: int = 0  # bindings it leaves unread and tests it makes vacuous, beyond the fewest any candidate has
     kept: bool = False  # as the original on every input near the failing calls, where a rival is not
@@ -138,11 +140,13 @@ def behaviour_job(target: Target) -> Callable[[str | None, Any], list[str]]:
 
 
 def behaviour_of(target: Target, source: str | None, calls: Sequence[Call]) -> list[str]:
-    """Signatures of the original (``source`` None) or a candidate on ``calls``."""
+    """Signatures of the original (``source`` None) or a candidate on ``calls``, the arguments after each
+    written out with their state (:func:`~regrow._checks._render.render`): two candidates that leave a
+    receiver in different states differ, though its ``repr`` may hide it."""
     if source is None:
-        return behaviour(target.func, calls, _CALL_LIMIT)
+        return behaviour(target.func, calls, _CALL_LIMIT, render)
     with installed(target, source) as fn:
-        return behaviour(fn, calls, _CALL_LIMIT)
+        return behaviour(fn, calls, _CALL_LIMIT, render)
 
 
 def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker, source: str = "") -> Ranking:
@@ -154,6 +158,7 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker, s
         evidence.lost = lost_bindings(source, evidence.candidate.source) if source else frozenset()
     calls = guard_inputs(spectrum, worker)
     passing = len(calls)
+    given = min(len(spectrum.calls(passing_only=True)), passing) if spectrum is not None else 0
     failed, nearby = failing_inputs(spectrum, worker, calls)
     calls += [*failed, *nearby]
     around = passing + len(failed)  # from here on, the failing calls' neighbourhood
@@ -175,6 +180,7 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker, s
         evidence.compared = len(kept)
         evidence.agree = sum(mine == theirs for mine, theirs in kept)
         evidence.raised = sum(not returned(mine) for mine, _ in kept)
+        evidence.raised_given = sum(not returned(mine) and returned(theirs) for mine, theirs in pairs[:given])
     near = [[alike(mine) for mine in evidence.outcomes[around:]] == [alike(theirs) for theirs in original[around:]]
             for evidence in found]
     crashes = [i for i in range(around, len(calls)) if _crash(original[i], source)]

@@ -27,6 +27,15 @@ _KINDS: Sequence[Sequence[str]] = (
     ("int", "float", "str", "bool", "bytes", "list", "tuple", "set", "frozenset", "dict"),
     ("len", "abs", "str", "int", "float", "ord", "repr", "bool", "sorted", "reversed", "sum", "min", "max"),
 )
+# The values some standard functions return, a closed set: a literal compared with what one returned (or with
+# its first letter, ``category(c)[0] == "L"``) may be a slip for another of them, one the code never writes.
+_DOMAINS: dict[str, tuple[str, ...]] = {
+    "category": ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi",
+                 "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"),
+    "bidirectional": ("L", "R", "AL", "EN", "ES", "ET", "AN", "CS", "NSM", "BN", "B", "S", "WS", "ON", "LRE", "LRO",
+                      "RLE", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"),
+    "east_asian_width": ("F", "H", "W", "Na", "A", "N"),
+}
 
 
 class UnaryMinus:
@@ -60,7 +69,8 @@ def _is_named(node: ast.Call, name: str) -> bool:
 
 class ConstantSwap:
     """A literal replaced by another literal of the function or the module, by a scale change (``10`` ↔
-    ``100``), by its negation, or ``0`` ↔ ``len(xs)``."""
+    ``100``), by its negation, by another value of the standard function it is compared with
+    (``category(c)[0] == "M"`` for ``"L"``), or ``0`` ↔ ``len(xs)``."""
 
     name, tier, prior = "constant-swap", 1, 3
 
@@ -76,7 +86,7 @@ class ConstantSwap:
             return
         op = getattr(site.parent, "op", None) if site.field in ("right", "value") else None
         done = {ast.dump(c) for c in [*_constant_edits(value), ast.Constant(value)]}  # ConstantTweak's, and itself
-        for new in [*_donors(value, scope), *_scaled(value, site)]:
+        for new in [*_donors(value, scope), *_scaled(value, site), *_domain(value, site)]:
             if ast.dump(new) in done or (op is not None and isinstance(new, ast.Constant) and _identity(type(op), new)):
                 continue
             done.add(ast.dump(new))
@@ -84,6 +94,29 @@ class ConstantSwap:
         if type(value) is int and value == 0:
             for seq in scope.sequences[:3]:
                 yield call("len", load(seq))
+
+
+def _domain(value: int | float | str, site: Site) -> Iterator[ast.expr]:
+    """The other values of the standard function a string literal is compared with (:data:`_DOMAINS`):
+    ``unicodedata.category(c)[0] == "L"`` → ``"M"``, ``"N"``, …; ``bidirectional(c) == "R"`` → ``"AL"``, …"""
+    compare = site.parent
+    if not isinstance(value, str) or not isinstance(compare, ast.Compare):
+        return
+    for side in [compare.left, *compare.comparators]:
+        first = isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant) and side.slice.value == 0
+        called = side.value if isinstance(side, ast.Subscript) and first else side
+        if not isinstance(called, ast.Call):
+            continue
+        func = called.func
+        name = func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+            func.value.id == "unicodedata" else func.id if isinstance(func, ast.Name) else ""
+        domain = _DOMAINS.get(name, ())
+        values = dict.fromkeys(code[0] for code in domain) if first else dict.fromkeys(domain)
+        if value in values:
+            for other in values:
+                if other != value:
+                    yield ast.Constant(other)
+            return
 
 
 def _is_docstring(site: Site) -> bool:
