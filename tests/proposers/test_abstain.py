@@ -164,23 +164,43 @@ def test_candidates_that_disagree_on_the_function_s_own_texts_put_into_a_string_
         mod.tag_ok("a--b")  # still the original
 
 
-def test_a_larger_rival_in_the_statement_of_the_first_find_is_judged(make_module):
-    # ``current > previous`` (one token) passes the test, and so does ``current == previous + 1``, a larger edit
-    # of the same statement: the search judges that one too, whatever its size, and on (5, 2) they disagree.
+def test_the_other_uses_of_an_ignored_argument_in_the_statement_of_the_first_find_are_judged(make_module):
+    # ``n`` is ignored. ``len(text[:n])`` puts it back to use and passes; so does the larger ``len(text) if n is
+    # None else n`` in the same statement, which the search judges too: on an ``n`` past the end (``("ab", 3)``,
+    # a variation of the call) they disagree.
     mod = make_module('''
-        def follows(current, previous):
-            """Whether ``current`` comes right after ``previous``."""
-            return current == previous
+        def width(text, n=None):
+            """How many of the first ``n`` characters there are (all of them when ``n`` is None)."""
+            end = len(text)
+            return end
     ''')
 
-    def test_follows(fn):
-        assert fn(3, 2) and not fn(2, 2) and not fn(1, 2)
+    def test_width(fn):
+        assert fn("abc", 2) == 2 and fn("ab") == 2
 
-    result = regrow.repair(mod.follows, args=(3, 2), tests=[test_follows])
+    result = regrow.repair(mod.width, args=("abc", 2), tests=[test_width])
     assert not result.ok and result.installed is None and result.ambiguous is not None
-    lines = {source.strip().splitlines()[-1].strip() for source in result.ambiguous.candidates}
-    assert "return current > previous" in lines
-    assert lines & {"return current == previous + 1", "return current - 1 == previous"}
+    lines = {line.strip() for source in result.ambiguous.candidates for line in source.splitlines()}
+    assert "end = len(text) if n is None else n" in lines
+
+
+def test_a_larger_edit_of_the_statement_of_the_first_find_is_no_rival_otherwise(make_module):
+    # ``return high`` passes; ``return low + high`` (larger, in the same statement) would too, on this one
+    # test, but nothing was ignored: the larger edit is not judged, and the smallest is installed.
+    mod = make_module('''
+        def clamp(value, low, high):
+            if value < low:
+                return low
+            if value > high:
+                return low
+            return value
+    ''')
+
+    def test_above(fn):
+        assert fn(11, 0, 10) == 10 and fn(5, 0, 10) == 5
+
+    result = regrow.repair(mod.clamp, args=(11, 0, 10), tests=[test_above])
+    assert result.ok and result.fix is not None and "return high" in result.fix.source, result.reason
 
 
 def test_the_guard_compares_the_state_a_repr_hides() -> None:

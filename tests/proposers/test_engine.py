@@ -81,9 +81,7 @@ def test_mutants_that_loop_forever_cost_only_their_time_limit() -> None:
     def test_three(fn: Callable[[int], int]) -> None:
         assert fn(3) == 3
 
-    # One test on 3 leaves ``steps += 1`` and ``steps += 2 - n`` (a rival in its statement) undecided: what is
-    # tested here is what the looping mutants cost, not abstention.
-    engine = Engine(time_floor=0.1, abstain=False)
+    engine = Engine(time_floor=0.1)
     started = time.monotonic()
     fixes = list(engine.propose(request_for(countdown, [TestCallable(test_three)])))
     assert time.monotonic() - started < 15

@@ -34,7 +34,7 @@ from ._ranked import Edit, Ranked
 from ._scope import Site
 from ._splice import prepare, splice, splice_both
 
-_RIVAL_TIER = 2  # core and template edits: rivals of a find in its statement are judged whatever their size
+_RIVAL_TIER = 2  # core and template edits: rivals of a find in its statement (see Plan.order)
 
 
 @dataclasses.dataclass
@@ -163,13 +163,15 @@ class Plan:
             return self._sizes(edit.site, edit.new) + self._sizes(edit.second.site, edit.second.new)
         return self._sizes(edit.site, edit.new)
 
-    def order(self, max_size: Callable[[], int | None], after: Edit | None = None) -> Iterator[Edit]:
-        """The single edits in search order after ``after``; those larger than ``max_size()`` skipped, but for
-        core and template edits in the statement ``after`` changed: those are its rivals, other ways to change
-        what it changes (``link.count + 1`` for ``<`` in ``curr.count != link.count``), and a larger one the
-        tests pass too is what tells a fix from a guess (:mod:`._abstain`)."""
+    def order(self, max_size: Callable[[], int | None], after: Edit | None = None,
+              rivals: bool = False) -> Iterator[Edit]:
+        """The single edits in search order after ``after``; those larger than ``max_size()`` skipped, but, with
+        ``rivals`` (``after`` puts an ignored argument back to use: :func:`._search.revives`), for core and
+        template edits in the statement ``after`` changed: other ways to use it there (``len(s) if n is None
+        else n`` beside ``len(s[:n])``), and a larger one the tests pass too is what tells a fix from a guess
+        (:mod:`._abstain`). Elsewhere a larger edit is less likely than the one found, and is not judged."""
         start = 0 if after is None else after.index + 1
-        near = self._span(after.site) if after is not None and after.second is None else None
+        near = self._span(after.site) if rivals and after is not None and after.second is None else None
         for edit in self.edits.upto(start) if isinstance(self.edits, Ranked) else self.edits[start:]:
             limit = max_size()
             if limit is None or self.size(edit) <= limit or (

@@ -33,7 +33,7 @@ from ._judges import Judges, cores, failing_first
 from ._module import FIRST_TIER, Module
 from ._operators import OPERATORS
 from ._plan import Plan, Stats, judge_job
-from ._rank import Evidence, behaviour_job, rank
+from ._rank import Evidence, behaviour_job, rank, unread_bindings
 from ._ranked import Edit, Progress, Ranked
 from ._scope import Scope
 
@@ -222,8 +222,8 @@ class Engine(BaseProposer):
         def limit() -> int | None:
             return found[0].candidate.edit_size if found else None
 
-        def search(after: Edit | None = None) -> Iterator[Edit]:
-            return itertools.chain(plan.order(limit, after), _unless(found, plan.couples))
+        def search(after: Edit | None = None, rivals: bool = False) -> Iterator[Edit]:
+            return itertools.chain(plan.order(limit, after, rivals), _unless(found, plan.couples))
 
         def send(worker: Worker, edits: list[Edit], dedup: bool = True) -> None:
             worker.send("judge", [edit.index for edit in edits], None, round if dedup else None, timeout, text,
@@ -273,7 +273,7 @@ class Engine(BaseProposer):
                     # What was handed out ahead was chosen without the size limit the first find sets:
                     # go on from here as one worker would have (after a pair, nothing: pairs end at a find).
                     round += 1
-                    verdicts.restart(() if edit.second is not None else search(edit))
+                    verdicts.restart(() if edit.second is not None else search(edit, revives(plan.source, candidate)))
             if verdicts.expired and not stats.stopped:  # the deadline came while a verdict was awaited
                 stats.stopped = f"time budget spent after {stats.evaluated} candidates (raise timeout / --timeout)"
         finally:
@@ -284,6 +284,12 @@ class Engine(BaseProposer):
             stats.stopped = (f"search space exhausted: all {stats.evaluated} candidates judged" if found else
                              f"search space exhausted: all {stats.evaluated} candidates failed")
         return found
+
+
+def revives(original: str, candidate: Candidate) -> bool:
+    """Whether ``candidate`` reads a parameter or variable ``original`` binds and never reads: an ignored
+    argument put back to use, which may be used in more ways than the one the tests happen to pass."""
+    return bool(unread_bindings(original) - unread_bindings(candidate.source))
 
 
 def _progress(request: Request) -> Progress | None:
