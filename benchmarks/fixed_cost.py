@@ -7,8 +7,9 @@ them returning ``low`` where it means ``high``) and a test file for that functio
 MODULE::clamp --test TESTS --apply`` runs in a subprocess, the way a user runs it; the repair's own
 time (the "in N.NNs" regrow prints: localizing, planning, the search and the proof) is taken from the
 wall time of the whole command. What is left is the fixed cost: start-up (imports), collecting the
-tests, reading the definition and writing the fix back (target: 0.5 s). ``python -c pass`` and
-``python -c "import regrow"`` are timed beside it, in the same run, for scale. It runs twice: with
+tests, reading the definition and writing the fix back (target: 0.5 s). ``python -c pass``,
+``python -c "import regrow"`` and a module with one decorated function (what importing it costs
+beyond Python's start-up) are timed beside it, in the same run, for scale. It runs twice: with
 the environment's pytest plugins (what a user's ``regrow heal`` loads) and without them, since a
 plugin's import (langsmith's here: ~2 s) is the environment's cost, not regrow's. Modules are
 imported from bytecode, as from an installed package: an untimed first run writes it (see ``PYCACHE``).
@@ -51,6 +52,9 @@ def test_far_above(): assert clamp(99, 1, 3) == 3
 '''
 
 
+DECORATED = "import regrow\n\n@regrow.heal\ndef double(x):\n    return 2 * x\n"
+
+
 def module(lines: int) -> str:
     """``lines`` lines of small functions, with the buggy ``clamp`` in the middle."""
     parts, n = [], 0
@@ -89,18 +93,19 @@ def main() -> None:
     heal(options.lines, {})  # untimed: writes the bytecode (see PYCACHE)
     for label, extra in (("with this environment's pytest plugins", {}),
                          ("without them (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1)", {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})):
-        walls, searches, bare, imports = [], [], [], []
+        walls, searches, bare, imports, decorated = [], [], [], [], []
         for _ in range(options.runs):
             wall, search = heal(options.lines, extra)
             walls.append(wall)
             searches.append(search)
             bare.append(timed([sys.executable, "-c", "pass"], ".")[0])
             imports.append(timed([sys.executable, "-c", "import regrow"], ".")[0])
+            decorated.append(timed([sys.executable, "-c", DECORATED], ".")[0])
         fixed = [wall - search for wall, search in zip(walls, searches, strict=True)]
         print(f"  {label}: whole command {median(walls):.2f}s, the repair it reports {median(searches):.2f}s")
         print(f"    beyond the repair: {median(fixed):.2f}s ({'ok' if median(fixed) <= TARGET else 'MISS'}: target "
-              f"{TARGET:g}s); python -c pass {median(bare):.2f}s, import regrow {median(imports):.2f}s (medians "
-              f"of {options.runs})")
+              f"{TARGET:g}s); python -c pass {median(bare):.2f}s, import regrow {median(imports):.2f}s, a decorated "
+              f"function {median(decorated):.2f}s (medians of {options.runs})")
 
 
 def heal(lines: int, extra: dict[str, str]) -> tuple[float, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import os
 import stat
@@ -252,3 +253,12 @@ def test_a_definition_that_moved_since_import_is_still_found_by_its_name(folder)
     Path(mod.__file__).write_text("# a line added above since the import\n" + SOURCE)
     write_back(target, "def total(n):\n    return n - 1\n")
     assert Path(mod.__file__).read_text().endswith("def total(n):\n    return n - 1\n")
+
+
+def test_the_fixed_file_is_searched_for_definitions_under_every_statement() -> None:
+    from regrow._delivery._rewrite import _qualnames  # the check that the fixed file still defines the target
+
+    tree = ast.parse("try:\n    with x:\n        if y:\n            class C:\n                def m(self):\n"
+                     "                    def inner(): pass\nexcept E:\n    async def handler(): pass\n"
+                     "match z:\n    case 1:\n        def case(): pass\nf = [lambda: 0 for _ in ()]\n")
+    assert set(_qualnames(tree, "")) == {"C.m", "C.m.<locals>.inner", "handler", "case"}

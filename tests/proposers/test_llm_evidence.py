@@ -24,7 +24,7 @@ import pytest
 from llm_servers import OpenAIServer, Text
 
 import regrow
-import regrow._heal._options
+import regrow._proposers._engine
 import regrow.extend
 from regrow._cli._main import main
 from regrow._proposers._llm import LLMProposer, RetryPolicy, proposer_for
@@ -168,7 +168,7 @@ def test_the_clis_one_line_failure_becomes_the_tests_evidence(server: OpenAIServ
     llm = model(server)
     # The model stands in for the engine here (the default chain of every front-end's options), with
     # the failure and checks the command builds (a one-line reason, the pytest tests).
-    monkeypatch.setattr(regrow._heal._options, "Engine", lambda: llm)
+    monkeypatch.setattr(regrow._proposers._engine, "Engine", lambda: llm)  # where Options.chain finds it
     server.add(Text("```python\ndef median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n"
                     "    if len(ordered) % 2:\n        return ordered[middle]\n"
                     "    return (ordered[middle - 1] + ordered[middle]) / 2\n```"))

@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import inspect
 import io
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +26,6 @@ from typing import Any
 from .._errors import CheckError
 from .._redact import redact_text
 from .._sandbox import SandboxTimeout
-from ._unittest_direct import Failed, Skipped, unittest_call
 
 _SLOW_MARKS = frozenset({"skip", "skipif", "xfail", "usefixtures", "filterwarnings"})
 
@@ -140,9 +140,9 @@ class Suite:
                                   errors.exceptions)
         self.items = {item.nodeid: item for item in self.session.items}
         self._direct = {nodeid: _direct_call(item) for nodeid, item in self.items.items()}
-        # unittest tests that need nothing of pytest, run as unittest runs them (for verdicts only: see run)
-        self._unittest = {nodeid: call for nodeid, item in self.items.items()
-                          if self._direct[nodeid] is None and (call := unittest_call(item)) is not None}
+        # unittest tests that need nothing of pytest, run as unittest runs them (for verdicts only: see run). Where
+        # nothing imported unittest no test is a TestCase: not imported for them (as pytest does not, issue 26).
+        self._unittest = _unittest_calls(self.items, self._direct) if "unittest" in sys.modules else {}
 
     @property
     def ids(self) -> list[str]:
@@ -281,8 +281,18 @@ def _run_direct(nodeid: str, call: Callable[[], object], detail: bool = False) -
     return TestResult(nodeid, True)
 
 
+def _unittest_calls(items: dict[str, Any], direct: dict[str, Any]) -> dict[str, Callable[[bool], None]]:
+    """The tests among ``items`` that unittest runs as well as pytest's protocol, by node id."""
+    from ._unittest_direct import unittest_call
+
+    return {nodeid: call for nodeid, item in items.items()
+            if direct[nodeid] is None and (call := unittest_call(item)) is not None}
+
+
 def _run_unittest(nodeid: str, call: Callable[[bool], None], failfast: bool) -> TestResult:
     """A unittest test run without pytest's protocol (see :mod:`._unittest_direct`)."""
+    from ._unittest_direct import Failed, Skipped
+
     try:
         call(failfast)
     except Skipped:

@@ -84,7 +84,9 @@ def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
     return prepared.status
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = "bench") -> argparse.ArgumentParser:
+    """The command's parser; the bench's arguments only when ``command`` is ``bench`` (the harness costs ~20 ms
+    of imports that another command does not pay, issue 26)."""
     parser = argparse.ArgumentParser(prog="regrow", description="Repair failing Python functions.")
     parser.add_argument("--version", action="version", version=f"regrow {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -141,6 +143,8 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--until-idle", action="store_true", help="stop once no job waits")
     worker.set_defaults(run=_worker)
     bench = commands.add_parser("bench", help="run a benchmark manifest of buggy functions")
+    if command != "bench":
+        return parser
     try:
         from ._bench import configure  # type: ignore[import-not-found,unused-ignore]
     except ImportError:  # the harness is not part of this build
@@ -197,11 +201,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return _guard_errors(lambda: heal_from(words[1:], stream), stream)
     # ``regrow heal ... -- OPTIONS``: pytest options for collecting and running the tests.
     pytest_args = words[words.index("--") + 1:] if "--" in words else []
-    args = _parser().parse_args(words[: words.index("--")] if "--" in words else words)
+    args = _parser(words[0] if words else None).parse_args(words[: words.index("--")] if "--" in words else words)
     if args.command == "heal":
         args.pytest_args, args.started = pytest_args, started
     elif pytest_args:
-        _parser().error("only regrow heal takes pytest options after --")
+        _parser(args.command).error("only regrow heal takes pytest options after --")
     return _guard_errors(lambda: int(args.run(args, stream)), stream, verbose=getattr(args, "verbose", False),
                          quiet=getattr(args, "quiet", False))
 

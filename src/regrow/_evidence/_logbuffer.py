@@ -10,19 +10,16 @@ formatted and redacted then. regrow's own records are not kept.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextvars
 import logging
+import sys
 import threading
 import time
-from typing import Any
 
 from .._redact import redact_text
 from ._render import cut
 
-_current_task: Any = getattr(asyncio, "current_task")  # noqa: B009 (bound once: the handler's hot path)
-_running_loop: Any = getattr(asyncio, "_get_running_loop")  # noqa: B009
 PER_FAILURE = 50  # records given to one failure at most
 LINE = 300  # characters of one record's line
 
@@ -40,8 +37,15 @@ def pin_scope() -> None:
 
 def scope() -> tuple[int, int]:
     """Who is running: the thread, and the asyncio task in it (0 outside a task)."""
-    task = _current_task() if _running_loop() is not None else None
+    task = _task()
     return threading.get_ident(), id(task) if task is not None else 0
+
+
+def _task() -> object | None:
+    """The running asyncio task, if any. asyncio is not imported for it (~30 ms at start-up, issue 26): where
+    nothing imported it, no event loop can be running."""
+    asyncio = sys.modules.get("asyncio")
+    return asyncio.current_task() if asyncio is not None and asyncio._get_running_loop() is not None else None
 
 
 class RingBuffer(logging.Handler):
@@ -54,8 +58,7 @@ class RingBuffer(logging.Handler):
     def handle(self, record: logging.LogRecord) -> bool:
         # No filters, no lock, no formatting on the way in: one append (atomic on a deque).
         if record.levelno >= self.level and not record.name.startswith("regrow"):
-            loop = _running_loop()
-            task = _current_task() if loop is not None else None
+            task = _task()
             self.records.append((record, (threading.get_ident(), id(task) if task is not None else 0)))
         return True
 

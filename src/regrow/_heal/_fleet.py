@@ -25,7 +25,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._proposers._cache import source_hash
-from .._proposers._llm._accounting import FLEET_GATE
 from .._stores._base import HOST
 from ._assembly import RepairRequest, run_repair
 from ._ledger import refused_result
@@ -83,6 +82,8 @@ def run_claimed(request: RepairRequest, *, lease: float = LEASE, bound: float | 
 
 def _hold(request: RepairRequest, store: Store, key: str, me: str, lease: float) -> RepairResult:
     """Run the session while holding the claim; a session that found nothing keeps it for the cooldown."""
+    from .._proposers._llm._accounting import FLEET_GATE  # the model proposers: only a fleet's session (issue 26)
+
     models = [p for p in request.options.proposers or () if hasattr(p, "usage") and hasattr(p, "limits")]
     before = sum(p.usage.cost for p in models)
     gate = _Gate(store)

@@ -29,9 +29,6 @@ from .._evidence._logbuffer import pin_scope
 from .._result import RepairResult
 from .._target._target import Target
 from ._arguments import Snapshot, put_back, take_snapshot
-from ._assembly import RepairRequest
-from ._fleet import run_claimed
-from ._fleet_listen import listen
 from ._generators import aresume, remake, rest, resume
 from ._instrument import Hook, plain_target, rebound, session
 from ._ledger import note as _note
@@ -75,6 +72,7 @@ class Healing:
             maxlen=max(options.record, 1)
         )
         if options.store is not None and (options.tests or options.record):
+            from ._fleet_listen import listen  # the repair machinery is imported when first used (issue 26)
             listen(self, options.store)  # a fix another process lands is proven here and installed
 
     @property
@@ -297,6 +295,8 @@ class Healing:
                  snapshot: bool | str, key: tuple[Any, ...] | None,
                  call: tuple[tuple[Any, ...], dict[str, Any]] | None) -> RepairResult:
         """The session itself, through the one assembly; then what it changes for this function."""
+        from ._assembly import RepairRequest  # the repair machinery: imported at the first failure (issue 26)
+        from ._fleet import run_claimed
         with session(self) as running:  # the user's code running now; a fix installed is hooked like it was
             result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
                                               snapshot=snapshot, rebind=self._rebind, keep=self._keep))

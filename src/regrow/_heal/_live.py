@@ -8,7 +8,6 @@ failure became is counted in a :class:`Tally` (``regrow.state(f).tally``).
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextvars
 import dataclasses
@@ -119,6 +118,8 @@ def value_at(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     """What ``fn`` returns on these arguments, as a redacted repr (an awaited coroutine's value)."""
     value = fn(*args, **kwargs)
     if inspect.iscoroutine(value):
+        import asyncio  # only for a coroutine function: not at start-up (issue 26)
+
         value = asyncio.run(value)
     return redact_text(safe_repr(value))
 

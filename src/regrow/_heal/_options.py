@@ -12,9 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from .._delivery._keep import WriteBackMode, check_mode
 from .._events import EventHandler
-from .._proposers._cache import CacheProposer
-from .._proposers._chain import default_chain
-from .._proposers._engine import Engine
 from .._proposers._proposer import Proposer
 from .._result import Budget
 from .._sandbox import PoolSandbox, Sandbox, make_sandbox
@@ -82,6 +79,9 @@ class Options:
 
     def chain(self) -> tuple[Proposer, ...]:
         """The proposers in order: the cache (with a store), then the given ones or the engine."""
+        from .._proposers._cache import CacheProposer  # the proposers: imported for a repair, not at decoration
+        from .._proposers._engine import Engine
+
         chosen = self.proposers if self.proposers is not None else (Engine(),)
         return (CacheProposer(self.store), *chosen) if self.store is not None else chosen
 
@@ -202,6 +202,8 @@ def make_options(*, settings: Settings | None = None, **given: Unpack[HealOption
 
 def _chain_for(model: str, conf: Settings, configured: bool) -> tuple[Proposer, ...]:
     """The engine, then ``model``; a malformed model string from the configuration is a ConfigError."""
+    from .._proposers._chain import default_chain
+
     try:
         if conf.api_key or conf.base_url:
             return default_chain(model, api_key=conf.api_key, base_url=conf.base_url)
