@@ -235,13 +235,13 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def behaviour(fn: Callable[..., Any], calls: Sequence[Call], limit: float = 0.25,
-              show: Callable[[object], str] | None = None) -> list[str]:
+              show: Callable[[object], str] = _safe_repr) -> list[str]:
     """What ``fn`` does on each call, as comparable signatures; each call under its own time limit.
 
     Meant to run in a worker job (the limit interrupts only there; the worker's own limit is the
     backstop). A signature is ``"returned <repr (or show) of the result and the arguments after>"``,
     ``"raised <exception type>"`` or ``"timeout"``."""
-    return [_observe(fn, call, limit, show or _safe_repr) for call in calls]
+    return [_observe(fn, call, limit, show) for call in calls]
 
 
 def _observe(fn: Callable[..., Any], call: Call, limit: float, show: Callable[[object], str] = _safe_repr) -> str:

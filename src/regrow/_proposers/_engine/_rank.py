@@ -98,14 +98,14 @@ class Ranking:
                 f"reads ({', '.join(names)})")
 
 
-def guard_inputs(spectrum: Spectrum | None, worker: Worker) -> list[SealedCall]:
-    """The calls to compare on: those of passing checks and variations (made in the worker, which alone
-    may open the calls). Failing checks' calls are not among them: agreeing with the original there is
-    no merit (see :func:`failing_inputs`)."""
+def guard_inputs(spectrum: Spectrum | None, worker: Worker) -> tuple[list[SealedCall], int]:
+    """The calls to compare on: those of passing checks, then variations of them (made in the worker, which
+    alone may open the calls); and how many of them are the checks' own. Failing checks' calls are not among
+    them: agreeing with the original there is no merit (see :func:`failing_inputs`)."""
     if spectrum is None:
-        return []
-    given = spectrum.calls(passing_only=True)
-    return [*given, *variations(worker, given, min(_VARIATIONS, _MAX_INPUTS - len(given)))][:_MAX_INPUTS]
+        return [], 0
+    given = spectrum.calls(passing_only=True)[:_MAX_INPUTS]
+    return [*given, *variations(worker, given, min(_VARIATIONS, _MAX_INPUTS - len(given)))][:_MAX_INPUTS], len(given)
 
 
 def failing_inputs(spectrum: Spectrum | None, worker: Worker,
@@ -156,9 +156,8 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker, s
         return Ranking([])
     for evidence in found:
         evidence.lost = lost_bindings(source, evidence.candidate.source) if source else frozenset()
-    calls = guard_inputs(spectrum, worker)
+    calls, given = guard_inputs(spectrum, worker)
     passing = len(calls)
-    given = min(len(spectrum.calls(passing_only=True)), passing) if spectrum is not None else 0
     failed, nearby = failing_inputs(spectrum, worker, calls)
     calls += [*failed, *nearby]
     around = passing + len(failed)  # from here on, the failing calls' neighbourhood
