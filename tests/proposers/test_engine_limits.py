@@ -277,3 +277,39 @@ def test_regrow_heal_screens_each_pytest_test_under_its_own_limit(tmp_path: Path
     assert done.returncode == 0, done.stdout + done.stderr
     hung = r"test_digits\.py::test_\w+ did not finish in 0\.0\ds of CPU \(its own limit"
     assert re.search(hung, done.stdout), done.stdout
+
+
+def slow_when_right(text: str) -> float:
+    return float(text.strip()) + 1  # the bug: one too many
+
+
+def _checks_slow_when_right() -> list[Callable[[Callable[[str], float]], None]]:
+    def test_price(f: Callable[[str], float]) -> None:
+        value = f(" 12.5 ")
+        if value == 12.5:
+            time.sleep(0.5)  # the right value takes longer than the candidate's limit when screened
+        assert value == 12.5
+
+    return [test_price]
+
+
+@fork_only
+def test_when_every_candidate_failed_those_only_out_of_time_are_judged_again_with_more() -> None:
+    # a loaded machine stalls a right fix as it stalls a hanging one: before the engine gives up, the
+    # candidates that failed by a time limit alone are judged again under a longer one
+    events: list[Event] = []
+    engine = Engine(time_floor=0.2, time_ceiling=0.2)
+    original = slow_when_right.__code__
+    try:
+        result = regrow.repair(slow_when_right, (" 12.5 ",), tests=_checks_slow_when_right(), proposers=[engine],
+                               install=False, on_event=events.append, timeout=60)
+    finally:
+        slow_when_right.__code__ = original
+    assert result.ok, result.reason
+    right = "    return float(text.strip())  #"
+    assert right in result.fix.source
+    assert engine.last_stats.again >= 1 and engine.last_stats.candidate_timeout == 0.2
+    verdicts = [e.verdict for e in events if e.verdict is not None and e.candidate is not None
+                and right in e.candidate.source]
+    assert verdicts[0] is not None and not verdicts[0].ok and "timed out after 0.2s" in verdicts[0].reason
+    assert verdicts[-1] is not None and verdicts[-1].ok

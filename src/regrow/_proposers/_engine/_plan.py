@@ -52,6 +52,7 @@ class Stats:
     forks: int = 0  # workers started: one, plus one per candidate that had to be killed
     jobs: int = 1  # workers that judged candidates at once
     batch: int = 1  # candidates a worker judged per job
+    again: int = 0  # candidates judged again, none having passed, after failing by a time limit alone
     stopped: str = ""  # why the search ended (see Engine.stop_reason)
 
     @property

@@ -42,6 +42,8 @@ _GRACE = 0.5  # seconds past a candidate's own limit before its worker is killed
 _TIMEOUT_WEIGHT = 25
 _BATCH = 8  # candidates per job at most
 _BATCH_SECONDS = 0.02  # what the original's checks may take, times the candidates of a job
+_AGAIN = 8  # candidates that failed only by a time limit, judged again when none passed ...
+_AGAIN_FACTOR = 4  # ... under this multiple of the candidate's limit (1 s at least), no per-test limits
 
 
 class Engine(BaseProposer):
@@ -214,6 +216,7 @@ class Engine(BaseProposer):
         deadline = request.deadline - reserve
         budget = max(request.max_candidates - len(request.history), 0)
         found: list[Evidence] = []
+        slow: list[Edit] = []  # failed by a time limit alone: a loaded machine stalls a right fix too
         seen = {plan.original}  # what the candidates read so far compile to
         since_first = 0  # counted, not timed, so that the same inputs give the same neighbourhood
         round = 0  # the workers' own dedup holds within a round (see judge_job); a restart begins a new one
@@ -266,6 +269,8 @@ class Engine(BaseProposer):
                 if found:  # a mutant that hangs costs its whole time limit: it uses up more of the neighbourhood
                     since_first += _TIMEOUT_WEIGHT if verdict["check"] == "sandbox" else 1
                 if not verdict["ok"]:
+                    if len(slow) < _AGAIN and _timed_out(verdict):
+                        slow.append(edit)
                     continue
                 found.append(Evidence(candidate, edit.op.tier, stats.evaluated))
                 if len(found) == 1:
@@ -278,12 +283,43 @@ class Engine(BaseProposer):
                 stats.stopped = f"time budget spent after {stats.evaluated} candidates (raise timeout / --timeout)"
         finally:
             verdicts.close()
+        if not found and not stats.stopped and slow:
+            found = self._again(plan, request, judges.workers[0], slow, max(timeout * _AGAIN_FACTOR, 1.0), deadline)
         stats.plausible = len(found)
         stats.search_seconds = time.monotonic() - started
         if not stats.stopped:
             stats.stopped = (f"search space exhausted: all {stats.evaluated} candidates judged" if found else
                              f"search space exhausted: all {stats.evaluated} candidates failed")
         return found
+
+
+    def _again(self, plan: Plan, request: Request, worker: Worker, slow: list[Edit], limit: float,
+               deadline: float) -> list[Evidence]:
+        """The first of ``slow`` (in search order) that passes when judged again under ``limit`` seconds
+        and without per-test limits, as the session's proof judges it: when every candidate failed, one
+        that failed only by running out of time may have been stalled by the machine, not by a bug."""
+        for edit in slow:
+            left = deadline - time.monotonic()
+            made = plan.make(edit)
+            if left <= 0.1 or made is None:
+                break
+            plan.stats.again += 1
+            verdict = judge(worker, plan.target, made.text, min(limit, left))
+            candidate = plan.candidate(edit, made.text, made.size)
+            if request.events:
+                emit(request.events, Event("verdict", plan.target.qualname, request.attempt, candidate,
+                                           Verdict(verdict["ok"], verdict["check"], verdict["reason"])))
+            if verdict["ok"]:
+                plan.stats.first = plan.stats.first or plan.stats.evaluated
+                return [Evidence(candidate, edit.op.tier, plan.stats.evaluated)]
+        return []
+
+
+def _timed_out(verdict: dict[str, Any]) -> bool:
+    """Whether a failed verdict is a time limit's: the candidate's own, or a test's (see _test_limits)."""
+    reason = str(verdict.get("reason", ""))
+    return (verdict.get("check") == "sandbox" and reason.startswith("timed out after")) or \
+        "(its own limit, from its time on the original)" in reason
 
 
 def revives(original: str, candidate: Candidate) -> bool:
