@@ -224,3 +224,32 @@ def test_the_guard_compares_the_state_a_repr_hides() -> None:
     assert behaviour(once, calls) == behaviour(twice, calls)  # the repr alone: alike
     assert behaviour(once, calls, show=render) != behaviour(twice, calls, show=render)
     assert "count=1" in behaviour(once, calls, show=render)[0]
+
+
+class Tally:
+    """A counter whose repr hides its count, as cachetools' LFUCache hides its use counts."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __repr__(self) -> str:
+        return "Tally()"
+
+
+def bump(tally: Tally) -> None:
+    tally.count += 1
+
+
+def test_the_engine_s_comparison_of_candidates_sees_the_state_a_repr_hides() -> None:
+    from regrow._checks._inputs import Call
+    from regrow._proposers._engine._rank import behaviour_of
+    from regrow._target._target import Target
+
+    target = Target.of(bump)
+    calls = [Call((Tally(),), {})]
+    twice = "def bump(tally: Tally) -> None:\n    tally.count += 2\n"
+    original, candidate = behaviour_of(target, None, calls), behaviour_of(target, twice, calls)
+    assert original != candidate
+    assert "count=1" in original[0] and "count=2" in candidate[0]
+    assert behaviour_of(target, "def bump(tally: Tally) -> None:\n    tally.count = tally.count + 1\n",
+                        calls) == original  # the same state: alike
