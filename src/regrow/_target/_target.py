@@ -121,10 +121,18 @@ class Target:
         """
         node = find_function(source, self.name)
         node.decorator_list = []
-        same_defaults = _defaults_dump(node) == _defaults_dump(self.node)
+        return self.compile_node(node, source, _defaults_dump(node) == _defaults_dump(self.node))
+
+    def compile_node(self, node: FunctionNode, source: str, same_defaults: bool) -> types.FunctionType:
+        """:meth:`compile` of the definition ``node`` (without decorators), whose text is ``source``;
+        ``same_defaults``: its default expressions are the original's. ``node`` is left as it was."""
+        defaults, kw_defaults = node.args.defaults, node.args.kw_defaults
         if same_defaults:  # the original default objects are used: their expressions need not run again
             _placeholder_defaults(node)  # (one may name a private class attribute, `__marker`, say)
-        made = self._evaluate(node, source)
+        try:
+            made = self._evaluate(node, source)
+        finally:
+            node.args.defaults, node.args.kw_defaults = defaults, kw_defaults
         closure = self._closure_for(made.__code__)
         fn = types.FunctionType(
             made.__code__,

@@ -29,6 +29,7 @@ from ..._checks._test_limits import per_test_limits
 from ..._sandbox._warm_child import Overrun, cpu_limit, time_limit
 from ..._target._target import Target
 from ._edits import EditSizes, Insert, Replacement
+from ._inplace import InPlace
 from ._pairs import Coupled, pairs
 from ._ranked import Edit, Ranked
 from ._scope import Site
@@ -98,7 +99,12 @@ class Plan:
         """Work out now what making any candidate needs (the function's nodes for splicing, their parents):
         before the judging children fork, so that each inherits them instead of reading 3,000 lines again."""
         prepare(self.source, self.function)
-        self._parents  # noqa: B018 (a cached property, worked out here)
+        self._parents  # noqa: B018 (cached properties, worked out here)
+        self._inplace  # noqa: B018
+
+    @functools.cached_property
+    def _inplace(self) -> InPlace:
+        return InPlace(self.target, self.function)
 
     @functools.cached_property
     def _parents(self) -> dict[int, ast.AST]:
@@ -183,16 +189,27 @@ class Plan:
         """The candidate ``edit`` makes, compiled for the target, or ``None`` when it does not compile."""
         try:
             if edit.second is None:
-                text: str | None = splice(self.source, self.function, edit.site, edit.new)
+                text = splice(self.source, self.function, edit.site, edit.new)
+                function = self._inplace.compile(edit.site, edit.new, text)
             else:
-                text = splice_both(self.source, self.function, [(edit.site, edit.new),
+                both = splice_both(self.source, self.function, [(edit.site, edit.new),
                                                                 (edit.second.site, edit.second.new)])
-            if text is None:
-                return None
-            function = self.target.compile(text)
+                if both is None:
+                    return None
+                text, function = both, self.target.compile(both)
         except Exception:  # SyntaxError ('break' outside a loop and the like), RecursionError, …
             return None
         return Made(text, digest(function.__code__), self.size(edit), function)
+
+    def written(self, made: Made) -> Made | None:
+        """``made`` if its text compiles to the code it was made with (in place, see :mod:`._inplace`), else
+        the candidate its text makes (``None``: none); positions aside, as :func:`digest` compares them."""
+        try:
+            function = self.target.compile(made.text)
+        except Exception:
+            return None
+        key = digest(function.__code__)
+        return made if key == made.key else Made(made.text, key, made.size, function)
 
     def candidate(self, edit: Edit, text: str, size: int) -> Candidate:
         return Candidate(text, origin="engine", operator=edit.op.name, edit_size=size, line=edit.site.line)
@@ -264,6 +281,13 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
         assert made is not None
         with known_to_pass(unrun), per_test_limits(limits, time_limit, cpu_limits, cpu_limit):
             verdict = judge_source(target, made.text, checks, limit, made.compiled)
+            if verdict["ok"] and number is not None:  # what passed is what the text says, or it is judged again
+                written = plans[-1].written(made)
+                if written is None:
+                    return {"made": False}
+                if written is not made:
+                    made = written
+                    verdict = judge_source(target, made.text, checks, limit, made.compiled)
         return {"made": True, "key": made.key, "size": made.size, "seen": False, **verdict,
                 "text": made.text if text or verdict["ok"] else ""}
 

@@ -250,6 +250,8 @@ def splice_text(source: str, function: ast.AST, site: Site, new: Replacement,
         if inside is None:
             return None
         text = inside
+    if _shares_parens(lines, site):
+        text = f"({text})"  # `sum(x for x in xs)`: the generator's parentheses are the call's
     parens = written.parens(node) if written.kept(node) else None
     wraps = parens is not None and new is not node and any(n is node for n in ast.walk(new))
     if parens is not None and wraps:
@@ -259,6 +261,16 @@ def splice_text(source: str, function: ast.AST, site: Site, new: Replacement,
     first, last = lines[start - 1].encode(), lines[end - 1].encode()
     joined = first[:col] + text.encode() + last[end_col:]
     return "".join([*lines[: start - 1], joined.decode(), *lines[end:]])
+
+
+def _shares_parens(lines: list[str], site: Site) -> bool:
+    """Whether the site is a generator expression written as a call's only argument without parentheses
+    of its own: its position spans the call's, which its replacement must then bring."""
+    call, node = site.parent, site.node
+    if not (isinstance(node, ast.GeneratorExp) and isinstance(call, ast.Call) and len(call.args) == 1
+            and not call.keywords):
+        return False
+    return not lines[node.lineno - 1].encode()[:node.col_offset].rstrip().endswith(b"(")
 
 
 def _in_fstring(written: _Original, value: ast.AST, text: str, plain: str) -> str | None:
