@@ -78,7 +78,7 @@ def quiesce() -> None:
 
 def resume() -> None:
     gc.enable()
-    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    _sigmask(signal.SIG_SETMASK, ())
 
 
 def os_threads() -> int:

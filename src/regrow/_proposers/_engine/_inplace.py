@@ -41,13 +41,17 @@ class InPlace:
                              for node in ast.walk(joined)}
 
     def compile(self, site: Site, new: Replacement, text: str) -> types.FunctionType:
-        """The function the edit ``new`` at ``site`` makes, named after (and its lines shown from) ``text``;
-        ``SyntaxError``/``ValueError`` as compiling the text would raise."""
+        """The function the edit ``new`` at ``site`` makes, its lines shown from ``text`` (``""`` will do where
+        :meth:`needs_text` says no); ``SyntaxError``/``ValueError`` as compiling the text would raise."""
         there = self.sites[site.order]
-        if id(there.node) in self._in_fstrings:
+        if self.needs_text(site):
             return self.target.compile(text)
         with self.applied(site, new) as node:
             return self.target.compile_node(node, text, same_defaults=id(there.node) not in self._defaults)
+
+    def needs_text(self, site: Site) -> bool:
+        """Whether an edit at ``site`` is compiled from its text (inside an f-string)."""
+        return id(self.sites[site.order].node) in self._in_fstrings
 
     @contextlib.contextmanager
     def applied(self, site: Site, new: Replacement) -> Iterator[FunctionNode]:

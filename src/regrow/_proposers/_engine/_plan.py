@@ -185,21 +185,27 @@ class Plan:
                     near is not None and edit.op.tier <= _RIVAL_TIER and self._span(edit.site) == near):
                 yield edit
 
-    def make(self, edit: Edit) -> Made | None:
-        """The candidate ``edit`` makes, compiled for the target, or ``None`` when it does not compile."""
+    def make(self, edit: Edit, text: bool = True) -> Made | None:
+        """The candidate ``edit`` makes, compiled for the target, or ``None`` when it does not compile;
+        without ``text``, its text may be left out (``""``: see :meth:`text_of`), which costs a third as much."""
         try:
             if edit.second is None:
-                text = splice(self.source, self.function, edit.site, edit.new)
-                function = self._inplace.compile(edit.site, edit.new, text)
+                written = self.text_of(edit) if text or self._inplace.needs_text(edit.site) else ""
+                function = self._inplace.compile(edit.site, edit.new, written)
+                return Made(written, digest(function.__code__), self.size(edit), function)
             else:
                 both = splice_both(self.source, self.function, [(edit.site, edit.new),
                                                                 (edit.second.site, edit.second.new)])
                 if both is None:
                     return None
-                text, function = both, self.target.compile(both)
+                function = self.target.compile(both)
+                return Made(both, digest(function.__code__), self.size(edit), function)
         except Exception:  # SyntaxError ('break' outside a loop and the like), RecursionError, …
             return None
-        return Made(text, digest(function.__code__), self.size(edit), function)
+
+    def text_of(self, edit: Edit) -> str:
+        """The text of the candidate a single ``edit`` makes."""
+        return splice(self.source, self.function, edit.site, edit.new)
 
     def written(self, made: Made) -> Made | None:
         """``made`` if its text compiles to the code it was made with (in place, see :mod:`._inplace`), else
@@ -267,7 +273,7 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
             plan = plans[-1]
             limits, cpu_limits = plan.limits, plan.cpu_limits
             edit = plan.edit(number)
-            made = plan.make(edit)
+            made = plan.make(edit, text)
             if made is None:
                 return {"made": False}
             if round is not None:
@@ -282,6 +288,8 @@ def judge_job(plans: list[Plan], target: Target, checks: Sequence[Check]) -> Cal
         with known_to_pass(unrun), per_test_limits(limits, time_limit, cpu_limits, cpu_limit):
             verdict = judge_source(target, made.text, checks, limit, made.compiled)
             if verdict["ok"] and number is not None:  # what passed is what the text says, or it is judged again
+                if not made.text:
+                    made = made._replace(text=plans[-1].text_of(plans[-1].edit(number)))
                 written = plans[-1].written(made)
                 if written is None:
                     return {"made": False}
