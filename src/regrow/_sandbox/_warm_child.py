@@ -4,6 +4,7 @@ and bound a job's steps in time. Everything here runs in the child."""
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]
 import contextlib
 import os
 import signal
@@ -54,13 +55,13 @@ def _limit(seconds: float, which: int, signum: int, clock: Callable[[], float]) 
 
     outer, _ = signal.getitimer(which)  # seconds left of an enclosing limit (0: none)
     started = clock()
-    previous = signal.signal(signum, overrun)
+    previous = _signal.signal(signum, overrun)  # not signal's wrapper: it makes enums of both, per candidate
     signal.setitimer(which, min(seconds, outer) if outer > 0 else seconds)
     try:
         yield
     finally:
         signal.setitimer(which, 0)
-        signal.signal(signum, previous)
+        _signal.signal(signum, previous)
         if outer > 0:  # spent already: it strikes at once
             signal.setitimer(which, max(outer - (clock() - started), 1e-4))
 
