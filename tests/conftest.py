@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import textwrap
 import types
@@ -14,6 +15,11 @@ import pytest
 from regrow._heal._live import SESSIONS
 from regrow._proposers._llm._accounting import PROCESS
 from regrow._target._locate import import_path
+
+# langchain-core (a dev extra, for the agent tools' tests) brings langsmith, whose pytest plugin costs
+# about a second of CPU at every pytest start; the suite starts hundreds (`regrow heal`, the plugin's
+# tests), none of which is about it. Every pytest this suite starts leaves it out.
+os.environ["PYTEST_ADDOPTS"] = " ".join(filter(None, [os.environ.get("PYTEST_ADDOPTS"), "-p no:langsmith_plugin"]))
 
 pytest_plugins = ["pg_server"]  # a real PostgreSQL server for the store tests (tests/pg_server.py)
 
