@@ -242,6 +242,9 @@ SAMPLES = [
     fn("total = 0\nfor x in a:\n    if x > b:\n        total += -x ** 2\n    elif x:\n        total -= (x + 1) // b\n"
        "return total if total else None"),
     fn("c = not a or b and (a < b) in [True]\nreturn [a[i] for i in range(len(a)) if c], f'{a!r} {b}'"),
+    # a generator that is a call's only argument shares the call's parentheses; a condition broken over
+    # lines goes on only inside its own
+    fn("if (a and\n        len(b) > 2):\n    return sum(x * b for x in a if x)\nreturn max((y for y in b), default=a)"),
 ]
 
 

@@ -258,6 +258,8 @@ def splice_text(source: str, function: ast.AST, site: Site, new: Replacement,
         col, end_col = parens  # ``(a - b)`` wrapped: ``-(a - b)``, not ``(-(a - b))``
     if needs_parens(site, new, bare=parens is None) and (parens is None or wraps):
         text = f"({text})"
+    elif wraps and end > start:  # ``(a and\n b)`` wrapped: its lines go on only inside parentheses
+        text = f"({text})"
     first, last = lines[start - 1].encode(), lines[end - 1].encode()
     joined = first[:col] + text.encode() + last[end_col:]
     return "".join([*lines[: start - 1], joined.decode(), *lines[end:]])
