@@ -256,9 +256,8 @@ def splice_text(source: str, function: ast.AST, site: Site, new: Replacement,
     wraps = parens is not None and new is not node and any(n is node for n in ast.walk(new))
     if parens is not None and wraps:
         col, end_col = parens  # ``(a - b)`` wrapped: ``-(a - b)``, not ``(-(a - b))``
-    if needs_parens(site, new, bare=parens is None) and (parens is None or wraps):
-        text = f"({text})"
-    elif wraps and end > start:  # ``(a and\n b)`` wrapped: its lines go on only inside parentheses
+    # ``(a and\n b)`` wrapped, too: its lines go on only inside parentheses
+    if (needs_parens(site, new, bare=parens is None) and (parens is None or wraps)) or (wraps and end > start):
         text = f"({text})"
     first, last = lines[start - 1].encode(), lines[end - 1].encode()
     joined = first[:col] + text.encode() + last[end_col:]
