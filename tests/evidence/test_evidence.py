@@ -92,7 +92,9 @@ def test_a_slow_raising_or_huge_repr_never_stalls_capture(tmp_path: Path) -> Non
     slow: Slow = values["slow"]  # type: ignore[assignment]
     assert not slow.returned.is_set()  # capture went on without waiting for the repr
     slow.go.set()
-    assert "repr timed out" in shown["slow"] and "repr raised RuntimeError" in shown["raising"]
+    # timed out, or (a loaded machine spent the capture's budget before it) never called
+    assert ("repr timed out" in shown["slow"] or "repr not called" in shown["slow"]) and \
+        "repr raised RuntimeError" in shown["raising"]
     assert all(len(text) <= 400 for text in shown.values())
     assert shown["text"].startswith("<10000000 characters> 'yyy")
     assert shown["numbers"].startswith("<1000000 items> [0, 1")

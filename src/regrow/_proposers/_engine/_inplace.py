@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import sys
 import types
 from collections.abc import Callable, Iterator
 
@@ -50,8 +51,9 @@ class InPlace:
             return self.target.compile_node(node, text, same_defaults=id(there.node) not in self._defaults)
 
     def needs_text(self, site: Site) -> bool:
-        """Whether an edit at ``site`` is compiled from its text (inside an f-string)."""
-        return id(self.sites[site.order].node) in self._in_fstrings
+        """Whether an edit at ``site`` is compiled from its text (inside an f-string; and on Python 3.13,
+        where two engine tests of dedup and determinism failed with the tree's code, not yet understood)."""
+        return sys.version_info >= (3, 13) or id(self.sites[site.order].node) in self._in_fstrings
 
     @contextlib.contextmanager
     def applied(self, site: Site, new: Replacement) -> Iterator[FunctionNode]:
