@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
-import sys
 import types
 from collections.abc import Callable, Iterator
 
@@ -33,6 +32,7 @@ class InPlace:
         self.node: FunctionNode = copy.deepcopy(function)
         self.node.decorator_list = []
         self.sites = Scope.of(self.node).sites
+        self._fresh = max((getattr(node, "end_lineno", 0) or 0 for node in ast.walk(self.node)), default=0) + 1
         args = self.node.args
         self._defaults = {id(node) for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
                           for node in ast.walk(default)}
@@ -51,17 +51,19 @@ class InPlace:
             return self.target.compile_node(node, text, same_defaults=id(there.node) not in self._defaults)
 
     def needs_text(self, site: Site) -> bool:
-        """Whether an edit at ``site`` is compiled from its text (inside an f-string; and on Python 3.13,
-        where two engine tests of dedup and determinism failed with the tree's code, not yet understood)."""
-        return sys.version_info >= (3, 13) or id(self.sites[site.order].node) in self._in_fstrings
+        """Whether an edit at ``site`` is compiled from its text (inside an f-string)."""
+        return id(self.sites[site.order].node) in self._in_fstrings
 
     @contextlib.contextmanager
     def applied(self, site: Site, new: Replacement) -> Iterator[FunctionNode]:
         """Within: the tree with the edit in place (taken out again after)."""
-        undo = _put(self.sites[site.order], new)
+        there = self.sites[site.order]
+        undo = _put(there, new)
+        restore = _relined(new, there.node, self._fresh)
         try:
             yield self.node
         finally:
+            restore()
             undo()
 
 
@@ -70,6 +72,39 @@ def _located(node: ast.AST, like: ast.AST) -> ast.AST:
     if not hasattr(node, "lineno") and hasattr(like, "lineno"):
         ast.copy_location(node, like)
     return ast.fix_missing_locations(node)
+
+
+def _relined(new: Replacement, node: ast.AST, fresh: int) -> Callable[[], None]:
+    """Puts the nodes ``new`` brings on the lines its text would give them, as far as the code can tell:
+    what puts them back (they may be shared with the tree and other edits).
+
+    Python 3.13 joins two loads or a store and a load into one instruction only within a line, so the code
+    of an edit depends on which of its parts share a line. The text writes an edit of a one-line node on
+    that line, whatever lines its parts were copied from, and each new statement on a line of its own (a
+    line past the function's here: only which nodes share a line matters, and the text is what is shown)."""
+    line: int = getattr(node, "lineno", 0)
+    one_line = line > 0 and getattr(node, "end_lineno", line) == line
+    lines: list[tuple[ast.AST, int]]
+    if isinstance(new, Branch):
+        lines = [(new.test, fresh), *((stmt, fresh + 1 + i) for i, stmt in enumerate(new.body))]
+    elif isinstance(new, Insert):
+        lines = [(stmt, fresh + i) for i, stmt in enumerate(new.stmts)]
+    elif isinstance(new, list):
+        lines = [(stmt, line if i == 0 and one_line else fresh + i) for i, stmt in enumerate(new)]
+    else:
+        lines = [(new, line)] if one_line else []
+    was = [(part, part.lineno, part.end_lineno, part.end_col_offset)  # type: ignore[attr-defined]
+           for root, at in lines for part in ast.walk(root) if hasattr(part, "lineno")]
+    for (root, at) in lines:
+        for part in ast.walk(root):
+            if hasattr(part, "lineno"):
+                part.lineno = part.end_lineno = at  # type: ignore[attr-defined]
+                part.end_col_offset = max(part.col_offset, part.end_col_offset or 0)  # type: ignore[attr-defined]
+
+    def restore() -> None:
+        for part, lineno, end_lineno, end_col in was:
+            part.lineno, part.end_lineno, part.end_col_offset = lineno, end_lineno, end_col  # type: ignore[attr-defined]
+    return restore
 
 
 def _put(there: Site, new: Replacement) -> Callable[[], None]:
