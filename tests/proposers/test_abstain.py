@@ -253,3 +253,31 @@ def test_the_engine_s_comparison_of_candidates_sees_the_state_a_repr_hides() -> 
     assert "count=1" in original[0] and "count=2" in candidate[0]
     assert behaviour_of(target, "def bump(tally: Tally) -> None:\n    tally.count = tally.count + 1\n",
                         calls) == original  # the same state: alike
+
+
+# The tests pass ``cur < prev`` (weaker: it says nothing of the gap between 1 and 5) as well as the
+# meant ``cur != prev + 1``, a larger edit of the same condition; judged beside it, the weaker one
+# is seen to disagree, and nothing is installed (a real one: cachetools' LFU touch, in docs/realcode.md).
+# Without the larger edits of the condition, ``cur < prev`` (found first) was installed.
+GAP = '''
+def is_gap(prev, cur):
+    prev, cur = int(prev), int(cur)
+    if cur != prev:
+        return True
+    return False
+'''
+
+
+def test_a_condition_the_tests_pass_is_judged_beside_larger_edits_of_it(make_module):
+    mod = make_module(GAP)
+
+    def check_gaps(fn):
+        assert fn(1, 2) is False
+        assert fn(5, 3) is True
+
+    result = regrow.repair(mod.is_gap, args=(1, 2), tests=[check_gaps])
+    assert not result.ok and result.installed is None and result.ambiguous is not None, result.reason
+    conditions = {source.strip().splitlines()[2].strip() for source in result.ambiguous.candidates}
+    assert {"if cur < prev:"} < conditions, conditions
+    assert conditions & {"if cur != prev + 1:", "if cur - 1 != prev:"}, conditions  # (one answer: either)
+    assert mod.is_gap(1, 2) is True  # still the original

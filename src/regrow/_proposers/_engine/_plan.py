@@ -93,6 +93,7 @@ class Plan:
                 edit.index = index
         self._sizes = EditSizes()
         self._spans: dict[int, range] = {}
+        self._conditions: dict[int, ast.expr | None] = {}
         self._unreached: dict[tuple[tuple[int, bool], ...], frozenset[str]] = {}
 
     def prepare(self) -> None:
@@ -176,14 +177,35 @@ class Plan:
         ``rivals`` (``after`` puts an ignored argument back to use: :func:`._search.revives`), for core and
         template edits in the statement ``after`` changed: other ways to use it there (``len(s) if n is None
         else n`` beside ``len(s[:n])``), and a larger one the tests pass too is what tells a fix from a guess
-        (:mod:`._abstain`). Elsewhere a larger edit is less likely than the one found, and is not judged."""
+        (:mod:`._abstain`). Likewise, whatever ``rivals`` says, for those in the condition ``after`` changed (of
+        an ``if``, ``while``, conditional expression or ``assert``): a condition the tests pass is easily one
+        that only weakens the right one (``a < b`` for ``a != b + 1``). Elsewhere a larger edit is less likely
+        than the one found, and is not judged."""
         start = 0 if after is None else after.index + 1
-        near = self._span(after.site) if rivals and after is not None and after.second is None else None
+        single = after is not None and after.second is None
+        near = self._span(after.site) if rivals and after is not None and single else None
+        condition = self._condition(after.site) if after is not None and single else None
         for edit in self.edits.upto(start) if isinstance(self.edits, Ranked) else self.edits[start:]:
             limit = max_size()
-            if limit is None or self.size(edit) <= limit or (
-                    near is not None and edit.op.tier <= _RIVAL_TIER and self._span(edit.site) == near):
+            if limit is None or self.size(edit) <= limit or (edit.op.tier <= _RIVAL_TIER and (
+                    (near is not None and self._span(edit.site) == near)
+                    or (condition is not None and self._condition(edit.site) is condition))):
                 yield edit
+
+    def _condition(self, site: Site) -> ast.expr | None:
+        """The condition the site is in (the ``test`` of an ``if``, ``while``, conditional expression or
+        ``assert`` within its statement), or ``None``."""
+        if site.order not in self._conditions:
+            node: ast.AST = site.node
+            found: ast.expr | None = None
+            while not isinstance(node, ast.stmt) and id(node) in self._parents:
+                parent = self._parents[id(node)]
+                if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
+                    found = parent.test
+                    break
+                node = parent
+            self._conditions[site.order] = found
+        return self._conditions[site.order]
 
     def make(self, edit: Edit, text: bool = True) -> Made | None:
         """The candidate ``edit`` makes, compiled for the target, or ``None`` when it does not compile;
