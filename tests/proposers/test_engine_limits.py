@@ -29,11 +29,18 @@ def run(check: str, passed: bool, duration: float, timed_out: bool = False, cpu:
     return Run(check, passed, lines, duration, [], timed_out=timed_out, cpu=cpu)
 
 
-def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longest_passing_limit() -> None:
-    spectrum = Spectrum([run("quick", True, 0.001), run("slow", True, 0.2), run("fails", False, 0.0001),
-                         run("fails-slowly", False, 0.5), run("hangs", False, 1.0, timed_out=True)])
+def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longest_limit_of_those_that_ran_the_target() -> None:
+    target = frozenset({3})  # the lines of the target each ran
+    spectrum = Spectrum([run("quick", True, 0.001, lines=target), run("slow", True, 0.2, lines=target),
+                         run("fails", False, 0.0001), run("fails-slowly", False, 0.5),
+                         run("hangs", False, 1.0, timed_out=True)])
     limits = spectrum.test_limits(ceiling=2.0, floor=0.25, factor=5.0)
     assert limits == {"quick": 0.25, "slow": 1.0, "fails": 1.0, "fails-slowly": 2.0, "hangs": 1.0}
+    # no passing check ran the target: the failing ones get their own multiple and the floor, nothing more
+    unrelated = Spectrum([run("slow", True, 0.2), run("fails", False, 0.0001), run("fails-slowly", False, 0.1),
+                          run("hangs", False, 1.0, timed_out=True)])
+    assert unrelated.test_limits(ceiling=2.0, floor=0.25, factor=5.0) == {
+        "slow": 1.0, "fails": 0.25, "fails-slowly": 0.5, "hangs": 0.25}
     assert Spectrum([run("hangs", False, 1.0, timed_out=True)]).test_limits(ceiling=3.0) == {"hangs": 3.0}
     assert Spectrum([run("quick", True, 0.0)]).test_limits(ceiling=0.1) == {"quick": 0.1}  # never past the ceiling
     assert Spectrum([run("x", True, 0.3), run("y", True, 0.0)]).test_limits(ceiling=5.0) == {"x": 1.5, "y": TEST_FLOOR}
@@ -41,7 +48,8 @@ def test_each_check_gets_a_multiple_of_its_own_time_and_a_failing_one_the_longes
 
 
 def test_cpu_limits_come_from_cpu_times_and_a_check_that_did_not_finish_gets_none() -> None:
-    spectrum = Spectrum([run("quick", True, 0.5, cpu=0.001), run("busy", True, 0.5, cpu=0.1),
+    spectrum = Spectrum([run("quick", True, 0.5, cpu=0.001, lines=frozenset({3})),
+                         run("busy", True, 0.5, cpu=0.1, lines=frozenset({3})),
                          run("fails", False, 0.5, cpu=0.0001), run("fails-busily", False, 0.9, cpu=0.4),
                          run("hangs", False, 1.0, timed_out=True, cpu=0.6)])
     limits = spectrum.test_limits(ceiling=5.0, floor=TEST_CPU_FLOOR, factor=5.0, cpu=True)
@@ -313,3 +321,7 @@ def test_when_every_candidate_failed_those_only_out_of_time_are_judged_again_wit
                 and right in e.candidate.source]
     assert verdicts[0] is not None and not verdicts[0].ok and "timed out after 0.2s" in verdicts[0].reason
     assert verdicts[-1] is not None and verdicts[-1].ok
+    out_of_time = [e for e in events if e.type == "verdict" and e.verdict is not None and not e.verdict.ok
+                   and "timed out after" in e.verdict.reason]
+    assert engine.last_stats.out_of_time >= 1  # counted in the stats the bench reports
+    assert engine.last_stats.out_of_time + engine.last_stats.again >= len(out_of_time)

@@ -54,6 +54,7 @@ class Stats:
     jobs: int = 1  # workers that judged candidates at once
     batch: int = 1  # candidates a worker judged per job
     again: int = 0  # candidates judged again, none having passed, after failing by a time limit alone
+    out_of_time: int = 0  # candidates that failed by a time limit (the candidate's or a test's own)
     stopped: str = ""  # why the search ended (see Engine.stop_reason)
 
     @property

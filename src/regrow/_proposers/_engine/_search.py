@@ -269,8 +269,10 @@ class Engine(BaseProposer):
                 if found:  # a mutant that hangs costs its whole time limit: it uses up more of the neighbourhood
                     since_first += _TIMEOUT_WEIGHT if verdict["check"] == "sandbox" else 1
                 if not verdict["ok"]:
-                    if len(slow) < _AGAIN and _timed_out(verdict):
-                        slow.append(edit)
+                    if _timed_out(verdict):
+                        stats.out_of_time += 1
+                        if len(slow) < _AGAIN:
+                            slow.append(edit)
                     continue
                 found.append(Evidence(candidate, edit.op.tier, stats.evaluated))
                 if len(found) == 1:
