@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterator
 from typing import TypeVar
 
-from ._module import Deferring, Module, defer, own_nodes
+from ._module import Deferring, Module, defer, own_nodes, statement_keys
 
 _Node = TypeVar("_Node", bound=ast.AST)
 
@@ -100,9 +100,9 @@ class Scope(Deferring):
 
     @functools.cached_property
     def statement_dumps(self) -> frozenset[str]:
-        """Every statement of the body (nested functions and classes left out, as :attr:`Module.statements`
-        counts them), as ``ast.dump`` writes it: what a twin shares."""
-        return frozenset(ast.dump(n) for n in own_nodes(self.function) if isinstance(n, ast.stmt))
+        """Every simple statement of the body (nested functions and classes left out), as
+        :attr:`Module.statements` keys them: what a twin shares."""
+        return statement_keys(own_nodes(self.function))
 
     @functools.cached_property
     def in_loop(self) -> set[int]:

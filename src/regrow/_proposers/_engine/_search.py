@@ -30,7 +30,7 @@ from .._proposer import BaseProposer, Request
 from ._abstain import undecided
 from ._edits import Operator
 from ._judges import Judges, cores, failing_first
-from ._module import FIRST_TIER, Module
+from ._module import BEFORE_FORK, Module
 from ._operators import OPERATORS
 from ._plan import Plan, Stats, judge_job
 from ._rank import Evidence, behaviour_job, rank, unread_bindings
@@ -161,7 +161,7 @@ class Engine(BaseProposer):
                        deadline=request.deadline - min(2.0, left / 10), progress=_progress(request))
         plan = Plan(target, source, function, edits, spectrum, stats, reuse=self.reuse and not self.fresh)
         if worker is not None:  # judging children fork from here: what each needs first is worked out once
-            scope.module.resolve(*FIRST_TIER)  # the later tiers' facts stay deferred: rarely reached
+            scope.module.resolve(*BEFORE_FORK)
             plan.prepare()
         return plan
 
