@@ -29,7 +29,7 @@ def run(check: str, passed: bool, duration: float, timed_out: bool = False, cpu:
     return Run(check, passed, lines, duration, [], timed_out=timed_out, cpu=cpu)
 
 
-def test_each_check_gets_a_multiple_of_its_time_and_a_failing_one_the_longest_limit_of_those_running_the_target() -> None:
+def test_each_check_gets_a_multiple_of_its_time_and_a_failing_one_the_longest_of_those_running_the_target() -> None:
     target = frozenset({3})  # the lines of the target each ran
     spectrum = Spectrum([run("quick", True, 0.001, lines=target), run("slow", True, 0.2, lines=target),
                          run("fails", False, 0.0001), run("fails-slowly", False, 0.5),
