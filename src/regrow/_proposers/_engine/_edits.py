@@ -134,13 +134,21 @@ def is_passed_count(site: Site) -> bool:
 _BUILTINS = frozenset(dir(builtins))
 
 
+_LABELLED = ("id", "attr", "arg", "value", "name")  # the first of these a node holds a plain value in labels it
+_LABEL_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _label(node: ast.AST) -> str:
-    for field in ("id", "attr", "arg", "value", "name"):
+    kind = type(node)
+    fields = _LABEL_FIELDS.get(kind)
+    if fields is None:
+        fields = _LABEL_FIELDS[kind] = tuple(field for field in _LABELLED if field in kind._fields)
+    for field in fields:
         value = getattr(node, field, None)
         if isinstance(value, (str, int, float, bool, bytes)) or (field == "value" and value is None
-                                                                  and isinstance(node, ast.Constant)):
-            return f"{type(node).__name__}:{value!r}"
-    return type(node).__name__
+                                                                  and kind is ast.Constant):
+            return f"{kind.__name__}:{value!r}"
+    return kind.__name__
 
 
 _JUMPS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -149,7 +157,22 @@ _STRUCTURE = (ast.expr_context, ast.Pass, ast.UnaryOp)
 
 
 def _labels(nodes: list[ast.AST]) -> Counter[str]:
-    return Counter(_label(n) for root in nodes for n in ast.walk(root) if not isinstance(n, _STRUCTURE))
+    """The labels of the nodes under ``nodes``, counted (a walk of their fields: the host sizes every edit
+    it passes over, and ``ast.walk`` took twice as long)."""
+    counts: dict[str, int] = {}
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, _STRUCTURE):
+            label = _label(node)
+            counts[label] = counts.get(label, 0) + 1
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend([item for item in value if isinstance(item, ast.AST)])
+    return Counter(counts)
 
 
 class EditSizes:
