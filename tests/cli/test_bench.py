@@ -275,6 +275,33 @@ def test_a_fix_that_kills_the_worker_where_the_reference_returns_is_wrong(judgin
     assert verdict["judged_calls"] > 5  # the other calls of its chunk were judged one by one
 
 
+STAMP = """
+_count = [0]
+
+
+def stamp(n):
+    return (n, 0)
+
+
+def reference(n):  # like an id salted with the clock: two runs in a row may agree, a later one not
+    count = _count[0]
+    _count[0] += 1
+    return (n, count // 2)
+"""
+
+
+def test_a_difference_counts_only_if_the_reference_still_says_the_same_after_the_fix_ran(
+        make_module: Callable[[str], types.ModuleType]) -> None:
+    module = make_module(STAMP)
+    given = seal_all([Call((n,), {}) for n in (1, 2, 3)])
+    with Worker(jobs(Target.of(module.stamp), module.reference)) as worker:
+        verdict = judge(worker, "def stamp(n):\n    return (n, -1)\n", given, min_calls=1, budget=30.0)
+    # The first call's two reference runs agreed (0, 0); the fix said -1; the reference's third run said 1:
+    # no call counts, and the fix is not called wrong on the reference's change of mind.
+    assert verdict["status"] == "unjudged", verdict
+    assert verdict["inputs"]["reference_inconsistent"] >= 3
+
+
 def test_a_wrong_claim_on_an_unfixable_task_is_counted() -> None:
     results = [{"name": "a", "status": "wrong", "fixable": False, "correct": False, "time": 1.0},
                {"name": "b", "status": "correct", "fixable": True, "correct": True, "time": 3.0}]

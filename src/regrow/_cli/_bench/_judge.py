@@ -8,7 +8,11 @@ magnitudes; two arguments swapped, given each other's value, or changed at once:
 Where that makes few, the inputs made are widened once more. On each, the reference runs twice and
 the fix (installed in the live function, so its recursive calls are the fix's too) runs beside it.
 A call counts when the reference returned, or raised, the same way both times: raising is compared
-by exception type; a call where the reference timed out, or changed its mind, is left out.
+by exception type; a call where the reference timed out, or changed its mind, is left out. Where the
+fix differs, the reference runs a third time, after the fix: a difference counts only if the
+reference still says what it said first (boltons' ``GUIDerator`` salts its ids with the clock when
+its process is not the one that made it: the reference's two runs agreed within a clock tick and the
+fix's, a tick later, "differed", and the reference's own fix was judged wrong).
 
 Before those, where the worker has the ``"live"`` job (:mod:`._live`), the fix is compared with the
 reference on the calls the tests make while they run, receivers and their state after the call
@@ -76,7 +80,10 @@ def jobs(target: Target, reference: types.FunctionType) -> dict[str, Callable[..
                 mine = observe(fn, call, _CALL_LIMIT)
                 if mine == _TIMEOUT:
                     mine = observe(fn, call, _RETRY_LIMIT)
-                rows.append([first, again, mine, observe(fn, call, _CALL_LIMIT) if mine == first else mine])
+                mine_again = observe(fn, call, _CALL_LIMIT) if mine == first else mine
+                if mine_again != first:  # a difference counts if the reference still says what it said
+                    again = observe(reference, call, _CALL_LIMIT)  # (one that reads the clock may not)
+                rows.append([first, again, mine, mine_again])
         return rows
 
     def alone(plain: Any) -> list[Row]:
