@@ -333,13 +333,17 @@ def test_a_candidate_judged_again_after_its_batch_failed_gets_a_verdict_not_judg
 def test_a_batch_holds_as_many_candidates_as_the_checks_run_in_20_ms_at_most_8_and_one_after_a_hang() -> None:
     from regrow._checks._spectrum import Run, Spectrum
 
-    def spectrum(*durations: float, hung: bool = False) -> Spectrum:
-        runs = [Run(f"c{i}", True, frozenset(), d, []) for i, d in enumerate(durations)]
+    def spectrum(*durations: float, hung: bool = False, elsewhere: float = 0.0) -> Spectrum:
+        runs = [Run(f"c{i}", True, frozenset({3}), d, []) for i, d in enumerate(durations)]
+        runs += [Run("elsewhere", True, frozenset(), elsewhere, [])] if elsewhere else []  # never runs the target
         return Spectrum(runs + ([Run("hang", False, frozenset(), 1.0, [], timed_out=True)] if hung else []))
 
     engine = Engine()
     assert engine.batch(spectrum(0.0001, 0.0001)) == 8  # quick checks: the most
     assert engine.batch(spectrum(0.004, 0.001)) == 4  # 20 ms / 5 ms
     assert engine.batch(spectrum(0.5)) == 1  # a slow original: one at a time
+    # a slow test that never runs the target passes unrun for every candidate: it does not count...
+    assert engine.batch(spectrum(0.004, 0.001, elsewhere=0.5)) == 4
+    assert Engine(reuse=False).batch(spectrum(0.004, 0.001, elsewhere=0.5)) == 1  # ...unless every test runs
     assert engine.batch(spectrum(0.0001, hung=True)) == 1  # a check that hung may hang on a candidate
     assert Engine(fresh=True).batch(spectrum(0.0001)) == 1 and engine.batch(None) == 1

@@ -199,7 +199,9 @@ class Engine(BaseProposer):
         is judged again one candidate at a time, see :meth:`Judges.verdicts`)."""
         if spectrum is None or self.fresh or any(run.timed_out for run in spectrum.runs):
             return 1  # a check that hangs on the original may hang on its candidates
-        spent = sum(run.duration for run in spectrum.runs)
+        # What one candidate may run: the failing checks and the passing ones that ran the target (a check
+        # that never ran it passes unrun: see Plan.unreached), not the whole suite.
+        spent = sum(run.duration for run in spectrum.runs if not run.passed or run.lines or not self.reuse)
         return max(1, min(_BATCH, int(_BATCH_SECONDS / max(spent, 1e-6))))
 
     def _search(self, plan: Plan, request: Request, judges: Judges) -> list[Evidence]:
