@@ -305,13 +305,9 @@ def _run_unittest(nodeid: str, call: Callable[[bool], None], failfast: bool) -> 
 
 
 def _exception_only(exc: BaseException) -> str:
-    """``Type: message``, as pytest's report of a unittest failure begins: its first line is what a reason
-    reads. (``traceback.format_exception_only`` builds a whole ``TracebackException``, a seventh of judging
-    a candidate whose test fails in a millisecond; its notes and suggestions are not read here.)"""
-    kind = type(exc)
-    name = kind.__qualname__
-    if kind.__module__ not in ("builtins", "__main__"):
-        name = f"{kind.__module__}.{name}"
+    """``Type: message``, as pytest's report begins (``traceback``'s: a seventh of judging a quick candidate)."""
+    kind, module = type(exc), type(exc).__module__
+    name = kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
     try:
         message = str(exc)
     except Exception:

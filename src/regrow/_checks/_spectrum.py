@@ -133,11 +133,9 @@ class Spectrum:
         """Each check's own time limit while candidates are screened, at most ``ceiling`` (the candidate's):
         ``factor`` times its time on the original, at least ``floor``, for a check that passed. One that
         failed or did not finish tells little of how long it takes once fixed: the longest limit of the passing
-        ones that ran the target and its own time's multiple, if longer, at least ``failing_floor`` (default
-        ``floor``); the ceiling when no check passed. (Passing checks that never ran the target say nothing of
-        it: taking the longest of those, a hanging candidate of a suite with one slow test unrelated to the
-        target cost half a second, where a hundred others cost a few milliseconds each.) With ``cpu``, the same
-        from CPU times (give CPU floors), none for a check that did not finish."""
+        ones that ran the target (those that never did say nothing of it) and its own time's multiple, if
+        longer, at least ``failing_floor`` (default ``floor``); the ceiling when no check passed. With
+        ``cpu``, the same from CPU times (give CPU floors), none for a check that did not finish."""
         spent: Callable[[Run], float] = (lambda run: run.cpu) if cpu else (lambda run: run.duration)
         own = {run.check: min(ceiling, max(floor, factor * spent(run))) for run in self.passing}
         others = max((own[run.check] for run in self.passing if run.lines), default=0.0 if self.passing else ceiling)
