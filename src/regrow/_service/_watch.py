@@ -15,6 +15,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -88,10 +89,19 @@ class Watcher:
             collected.append(job)
 
     def drain(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for the repairs queued so far; whether they all ended."""
+        """Wait up to ``timeout`` seconds for the repairs queued so far; whether they all ended (and are in
+        :attr:`jobs`: a job is finished a moment before the worker records it)."""
+        until = time.monotonic() + timeout
         with self.worker._lock:
             pending = list(self.worker._pending.values())
-        return all(job.wait(timeout) for job in pending)
+        if not all(job.wait(max(0.0, until - time.monotonic())) for job in pending):
+            return False
+        while True:
+            with self.worker._lock:
+                recorded = not any(self.worker._pending.get(job.code) is job for job in pending)
+            if recorded or time.monotonic() >= until:
+                return recorded
+            time.sleep(0.005)
 
 
 _current: Watcher | None = None

@@ -145,10 +145,10 @@ class Worker:
             except Exception as internal:  # a fault in regrow must not end the worker
                 log.exception("regrow watch: repairing %s failed inside regrow", job.name)
                 job.finish("failed", f"internal error: {internal!r}")
-            finally:
+            finally:  # in the history before it is no longer pending: Watcher.drain waits for that
+                self.history.append(job)
                 with self._lock:
                     self._pending.pop(job.code, None)
-                self.history.append(job)
         while not self._queue.empty():
             left = self._queue.get_nowait()
             if left is not None:
