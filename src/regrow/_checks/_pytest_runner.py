@@ -305,7 +305,7 @@ def _run_unittest(nodeid: str, call: Callable[[bool], None], failfast: bool) -> 
 
 
 def _exception_only(exc: BaseException) -> str:
-    """``Type: message``, as pytest's report begins (``traceback``'s: a seventh of judging a quick candidate)."""
+    """``Type: message``, as pytest's report begins (``traceback`` would build a whole TracebackException)."""
     kind, module = type(exc), type(exc).__module__
     name = kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
     try:

@@ -159,7 +159,7 @@ _STRUCTURE = (ast.expr_context, ast.Pass, ast.UnaryOp)
 def _labels(nodes: list[ast.AST]) -> Counter[str]:
     """The labels of the nodes under ``nodes``, counted (a walk of their fields: the host sizes every edit
     it passes over, and ``ast.walk`` took twice as long)."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     stack = list(nodes)
     while stack:
         node = stack.pop()
@@ -172,7 +172,7 @@ def _labels(nodes: list[ast.AST]) -> Counter[str]:
                 stack.append(value)
             elif isinstance(value, list):
                 stack.extend([item for item in value if isinstance(item, ast.AST)])
-    return Counter(counts)
+    return counts
 
 
 class EditSizes:

@@ -93,11 +93,11 @@ def _relined(new: Replacement, node: ast.AST, fresh: int) -> Callable[[], None]:
         lines = [(stmt, line if i == 0 and one_line else fresh + i) for i, stmt in enumerate(new)]
     else:
         lines = [(new, line)] if one_line else []
-    was = [(part, part.lineno, part.end_lineno, part.end_col_offset)  # type: ignore[attr-defined]
-           for root, at in lines for part in ast.walk(root) if hasattr(part, "lineno")]
-    for (root, at) in lines:
+    was: list[tuple[ast.AST, int, int | None, int | None]] = []
+    for root, at in lines:
         for part in ast.walk(root):
             if hasattr(part, "lineno"):
+                was.append((part, part.lineno, part.end_lineno, part.end_col_offset))  # type: ignore[attr-defined]
                 part.lineno = part.end_lineno = at  # type: ignore[attr-defined]
                 part.end_col_offset = max(part.col_offset, part.end_col_offset or 0)  # type: ignore[attr-defined]
 

@@ -212,8 +212,8 @@ def _contexts(tree: ast.Module | None) -> dict[str, Any]:
 
 def statement_keys(nodes: list[ast.AST]) -> frozenset[str]:
     """The simple statements among ``nodes`` (those holding no statement), as ``ast.dump`` writes them: what
-    two near-copies of a function share. (A compound statement's dump holds its whole body again: dumping
-    those too made this fact cost ~40 ms on a 1,600-line module, paid again by every judging child.)"""
+    two near-copies of a function share. (A compound statement's dump holds its whole body again: leaving
+    those out took the twins' facts of a 1,600-line module from ~47 to ~37 ms.)"""
     return frozenset(ast.dump(n) for n in nodes if isinstance(n, ast.stmt) and not hasattr(n, "body"))
 
 
