@@ -77,6 +77,12 @@ def test_each_task_ends_with_its_own_status(run: tuple[dict[str, Any], str, Path
     }
 
 
+def test_the_run_leaves_no_compiled_modules_in_the_suite_s_folders(
+        suite: Path, run: tuple[dict[str, Any], str, Path]) -> None:
+    # the task processes keep compiled modules, in a pycache prefix of the run (see _runner._environment)
+    assert not list(suite.parent.rglob("__pycache__")) and not list(suite.parent.rglob("*.pyc"))
+
+
 def test_a_not_fixed_task_says_which_limit_stopped_the_engine(run: tuple[dict[str, Any], str, Path]) -> None:
     data, _, _ = run
     reason = task(data, "median")["reason"]  # docs/engine.md: the bench puts the stop reason in each not-fixed task
