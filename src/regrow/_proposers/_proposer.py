@@ -35,6 +35,9 @@ class Request:
     # Whether anyone outside the session listens to ``events`` (the user's handlers): a model
     # proposer streams only then. ``None``: whoever made the request listens to the events it gave.
     listening: bool | None = None
+    # Whether the texts of the candidates a proposer screens itself are wanted with their verdict events (a
+    # user's handler shows them, a later proposer reads them); without, only the passing ones carry theirs.
+    screen_texts: bool = True
     jobs: int | None = None  # workers a proposer may judge candidates in at once (None: every core)
     # Folders the original writes, whose writes go to a throwaway view in every sandboxed child (Limits.views).
     views: tuple[str, ...] = ()

@@ -131,7 +131,8 @@ class Session:
                               self.budget.max_candidates, self.budget.max_attempts, (self._relay,),
                               self.screened_attempts, listening=bool(self.handlers), jobs=self.budget.jobs,
                               views=self.views, environ=self.environ, oracle=self.oracle,
-                              ambiguity=self.ambiguity)
+                              ambiguity=self.ambiguity,
+                              screen_texts=bool(self.handlers) or number < len(self.proposers))
             proposals = _Guarded(proposer, request)
             for proposed in proposals:
                 if len(self.history) >= self.budget.max_candidates:

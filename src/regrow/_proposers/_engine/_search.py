@@ -222,7 +222,7 @@ class Engine(BaseProposer):
         seen = {plan.original}  # what the candidates read so far compile to
         since_first = 0  # counted, not timed, so that the same inputs give the same neighbourhood
         round = 0  # the workers' own dedup holds within a round (see judge_job); a restart begins a new one
-        text = bool(request.events)  # the front-end shows every candidate the engine judged
+        text = request.screen_texts and bool(request.events)  # a front-end shows every candidate judged
 
         def limit() -> int | None:
             return found[0].candidate.edit_size if found else None
