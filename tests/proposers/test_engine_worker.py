@@ -347,3 +347,32 @@ def test_a_judging_child_collects_while_its_jobs_run_over_a_frozen_heap() -> Non
         enabled = worker.call("enabled", timeout=30)
     assert frozen[0] == "ok" and frozen[1] > 0
     assert enabled == ("ok", True)
+
+
+@fork_only
+def test_a_renewed_workers_old_children_are_killed_at_once_and_reaped_at_the_latest_on_close() -> None:
+    # A worker does not wait for a killed child to die before forking the next (a copy of a large host takes
+    # milliseconds); each is reaped, its scratch folder removed, by the next kill or by close().
+    def unreaped(pid: int) -> bool:
+        try:
+            return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None or \
+                os.waitpid(pid, os.WNOHANG)[0] == 0  # a zombie, or still dying: not reaped
+        except ChildProcessError:
+            return False
+
+    with Worker({"pid": os.getpid, "scratch": os.getcwd}) as worker:
+        pids, scratches = [], []
+        for _ in range(5):
+            pids.append(worker.call("pid", timeout=5)[1])
+            scratches.append(worker.call("scratch", timeout=5)[1])
+            worker.renew()
+        assert len(set(pids)) == 5 and all(pid != os.getpid() for pid in pids)
+        assert len(set(scratches)) == 5 and os.getcwd() not in scratches  # each child works in a folder of its own
+        for pid in pids:  # each was sent SIGKILL when renewed: none answers or runs on
+            deadline = time.monotonic() + 30
+            while Path(f"/proc/{pid}/stat").exists() and \
+                    Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
+                assert time.monotonic() < deadline, f"child {pid} still runs after it was killed"
+                time.sleep(0.01)
+    assert not any(unreaped(pid) for pid in pids)  # close() reaped every one
+    assert not any(os.path.exists(folder) for folder in scratches)

@@ -35,7 +35,7 @@ from ._channel import (
 from ._child import child, setup
 from ._cleanup import remove_tree
 
-__all__ = ["OUTPUT_LIMIT", "Forker", "assemble", "describe_exit", "importable", "kill_group", "result_outcome",
+__all__ = ["OUTPUT_LIMIT", "Dying", "Forker", "assemble", "describe_exit", "importable", "kill_group", "result_outcome",
            "unplain", "wait"]
 
 OUTPUT_LIMIT = 64 << 10  # bytes of a call's printed output kept in Outcome.output
@@ -169,6 +169,40 @@ class Forker:
         for pid in pending:
             os.waitpid(pid, 0)  # they were sent SIGKILL: this cannot block for long
         remove_tree(self._root)
+
+
+class Dying:
+    """Children sent ``SIGKILL`` and reaped later, each with what to do once it is gone (remove its scratch
+    folder, which its mount namespace holds while it lives). A warm worker's child is a copy of a large
+    host and takes milliseconds to die; the host goes on meanwhile (a repair's judging child is forked
+    right after its tracing child is killed). Until reaped, a child's pid (and so its group's id) stays
+    its own: nothing else can be sent the signal meant for it. Not locked: its owner's lock guards it."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[int, Callable[[], None]]] = []
+
+    def add(self, pid: int, then: Callable[[], None], reaped: bool = False) -> None:
+        """Kill the child ``pid`` and all it started (``reaped``: it is gone already), and ``then`` once it is gone."""
+        if reaped:
+            then()
+            return
+        kill_group(pid)
+        self._pending.append((pid, then))
+        self.reap()
+
+    def reap(self, block: bool = False) -> None:
+        """Reap those that are gone (with ``block``, wait for each: they were sent SIGKILL, not for long)."""
+        left = []
+        for pid, then in self._pending:
+            try:
+                gone = os.waitpid(pid, 0 if block else os.WNOHANG)[0] != 0
+            except ChildProcessError:
+                gone = True
+            if gone:
+                then()
+            else:
+                left.append((pid, then))
+        self._pending = left
 
 
 def _has_result(collector: Collector) -> bool:

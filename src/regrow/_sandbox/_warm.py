@@ -24,6 +24,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import functools
 import os
 import select
 import shutil
@@ -39,7 +40,7 @@ from ._base import Outcome, clean
 from ._channel import ChannelError, Collector, check_plain, encode, write_frame
 from ._child import MESSAGE_LIMIT
 from ._child import setup as child_setup
-from ._process import assemble, kill_group, result_outcome, wait
+from ._process import Dying, assemble, result_outcome, wait
 from ._warm_child import REPLY_LIMIT, serve
 
 _EXTRA_MEMORY = 2 << 30  # address space a child may add to what it started with
@@ -108,6 +109,7 @@ class Worker:
         self._netns = _guard.prepare() if self.forking else None
         self._sandbox = InProcessSandbox()
         self._lock = threading.RLock()
+        self._dying = Dying()
 
     @property
     def depth(self) -> int:
@@ -367,21 +369,18 @@ class Worker:
         child, self._child = self._child, None
         if child is None:
             return
-        if not reaped:
-            kill_group(child.pid)  # the child and anything it started
-            with contextlib.suppress(OSError):
-                os.waitpid(child.pid, 0)
         child.collector.close()
         for fd in (child.request, child.reply):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        shutil.rmtree(child.scratch, ignore_errors=True)
+        self._dying.add(child.pid, functools.partial(shutil.rmtree, child.scratch, ignore_errors=True), reaped)
 
     def close(self) -> None:
         with self._lock:
             self._flight.clear()  # their outcomes are no longer wanted
             self._done.clear()
             self._kill()
+            self._dying.reap(block=True)
             self._sandbox.close()
 
     def __enter__(self) -> Worker:
