@@ -40,14 +40,19 @@ def test_a_fix_is_served_from_the_cache_the_second_time(make_module, store_url):
 
     second = _module(make_module, db)  # the same code, e.g. the next run of the program
     assert second.total([4, 5]) == 9
-    cached = regrow.state(second.total).last_result
-    # the fix keeps its origin (the engine's), and is still proven by the checks
-    assert cached.fix.origin == "engine" and cached.fix.note.startswith("cached") and cached.candidates == 1
-    assert cached.fix.source == searched.fix.source
-
+    served = regrow.state(second.total).last_result
+    # The fix keeps its origin (the engine's), is still proven by the checks, and costs no search. It is served
+    # from the cache when the call fails, or, if the fleet listener saw it in the store first (it offers a newly
+    # decorated function what landed for its source: docs/fleet.md), adopted before the call: on a loaded
+    # machine the listener's thread may win.
+    assert served.fix.origin == "engine" and served.fix.source == searched.fix.source and served.candidates == 1
     ledger = Store(db).sessions()
-    assert [row["ok"] for row in ledger] == [1, 1]
-    assert ledger[0]["fingerprint"] == ledger[1]["fingerprint"]
+    if served.fix.note.startswith("landed under"):
+        assert [row["ok"] for row in ledger] == [1]  # an adoption is no session of its own
+    else:
+        assert served.fix.note.startswith("cached")
+        assert [row["ok"] for row in ledger] == [1, 1]
+        assert ledger[0]["fingerprint"] == ledger[1]["fingerprint"]
 
 
 def test_changed_source_misses_the_cache(make_module, store_url):
