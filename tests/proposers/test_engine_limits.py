@@ -325,3 +325,22 @@ def test_when_every_candidate_failed_those_only_out_of_time_are_judged_again_wit
                    and "timed out after" in e.verdict.reason]
     assert engine.last_stats.out_of_time >= 1  # counted in the stats the bench reports
     assert engine.last_stats.out_of_time + engine.last_stats.again >= len(out_of_time)
+
+
+def test_the_cpu_limiters_interrupt_is_the_tests_overrun_even_before_the_clock_shows_the_limit() -> None:
+    # The kernel's CPU timer charges whole ticks: on a loaded machine it strikes while time.process_time()
+    # still shows well under the limit (3.10 CI under load). Its interrupt is the test's overrun all the same;
+    # a wall-clock interrupt that is not the test's own (its candidate's limit) goes on up.
+    def strikes(interrupt: BaseException) -> Callable[[], None]:
+        def run() -> None:
+            raise interrupt
+        return run
+
+    with per_test_limits({"test:t": 30.0}, _serve.time_limit, {"test:t": 30.0}, _serve.cpu_limit):
+        with pytest.raises(TestOverrun, match=r"test:t did not finish in [0-9]+s of CPU"):
+            limited("test:t", strikes(_serve._CpuOverrun()), warmup=False)
+        with pytest.raises(_serve.Overrun) as outer:
+            limited("test:t", strikes(_serve.Overrun()))
+        assert not isinstance(outer.value, TestOverrun) and not outer.value.cpu
+    with per_test_limits({"test:u": 30.0}, _serve.time_limit), pytest.raises(_serve.Overrun):
+        limited("test:u", strikes(_serve._CpuOverrun()), warmup=False)  # no CPU limit of its own: not its overrun

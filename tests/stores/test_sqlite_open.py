@@ -68,3 +68,44 @@ def test_eight_processes_open_one_new_store_at_once(tmp_path: Path, round_: int)
     release_when_ready(tmp_path, processes)
     said = [process.communicate(timeout=120) for process in processes]
     assert [out.strip() for out, _ in said] == ["opened"] * 8, said
+
+
+CLOSE_UNDER_QUERIES = """
+import sqlite3, sys, threading
+from regrow import Store
+
+path = sys.argv[1]
+odd = []
+for _ in range(150):
+    store = Store(path)
+    store.sessions()
+    started, stop = threading.Event(), threading.Event()
+
+    def query():
+        while not stop.is_set():
+            try:
+                store.landings(0)
+                store.sessions()
+            except sqlite3.ProgrammingError:  # its connection was closed between two queries: clear, no crash
+                pass
+            except Exception as exc:
+                odd.append(repr(exc))
+            started.set()
+
+    thread = threading.Thread(target=query)
+    thread.start()
+    started.wait(10)
+    store.close()  # from another thread than the one querying
+    stop.set()
+    thread.join(10)
+print("odd", odd[:3])
+"""
+
+
+def test_a_store_closed_while_another_thread_queries_it_does_not_crash(tmp_path: Path) -> None:
+    # The fleet listener's thread reads the store while a program (or a test's teardown) closes it: close()
+    # waits for the query under way instead of freeing the connection under it (a segfault on 3.13).
+    done = subprocess.run([sys.executable, "-c", CLOSE_UNDER_QUERIES, str(tmp_path / "store.db")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "odd []" in done.stdout, done.stdout

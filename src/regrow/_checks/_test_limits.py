@@ -107,7 +107,9 @@ def limited(name: str, run: Callable[[], T], failed: Callable[[T], bool] = lambd
         raise
     except BaseException as exc:  # a limiter's own interrupt, or the test's failure
         if (why := overran()) is None:
-            raise
+            if cpu is None or getattr(exc, "cpu", False) is not True:
+                raise
+            why = _overran(name, cpu, " of CPU")  # the CPU limiter struck: no other one is set inside a test
         raise TestOverrun(why) from exc
     if failed(result) and (why := overran()) is not None:
         raise TestOverrun(why)

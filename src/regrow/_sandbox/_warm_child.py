@@ -22,7 +22,15 @@ _in_child = False  # set in a forked worker, where jobs run on the main thread a
 
 
 class Overrun(BaseException):
-    """Raised inside a job step that overran the limit set with :func:`time_limit`."""
+    """Raised inside a job step that overran the limit set with :func:`time_limit`; ``cpu``: one of
+    :func:`cpu_limit` (the kernel's CPU timer may strike before ``time.process_time()`` shows the limit
+    reached: it charges whole ticks, by far on a loaded machine)."""
+
+    cpu = False
+
+
+class _CpuOverrun(Overrun):
+    cpu = True
 
 
 @contextlib.contextmanager
@@ -51,7 +59,7 @@ def _limit(seconds: float, which: int, signum: int, clock: Callable[[], float]) 
         return
 
     def overrun(signum: int, frame: object) -> None:
-        raise Overrun
+        raise _CpuOverrun if which == signal.ITIMER_PROF else Overrun
 
     outer, _ = signal.getitimer(which)  # seconds left of an enclosing limit (0: none)
     started = clock()

@@ -66,7 +66,10 @@ class SQLiteStore(Store):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.max_ledger_verdicts = max_ledger_verdicts
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []  # every thread's connection, closed together
+        # Every thread's connection with the lock its transactions hold, closed together: close() (from any
+        # thread) takes each one's lock first, so no connection is closed under a query another thread is
+        # running on it (sqlite3 frees the statement under it: a crash, seen on 3.13 with the fleet listener).
+        self._all: list[tuple[sqlite3.Connection, threading.RLock]] = []
         self._all_lock = threading.Lock()
         weakref.finalize(self, _close_all, self._all, self._all_lock)
         with closing_on_error(self):
@@ -76,9 +79,11 @@ class SQLiteStore(Store):
     def location(self) -> str:
         return str(self.path)
 
-    def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
+    def _db(self) -> tuple[sqlite3.Connection, threading.RLock]:
+        """This thread's connection and the lock its transactions hold."""
+        local = self._local  # close() replaces it: what this thread uses now stays one pair
+        mine: tuple[sqlite3.Connection, threading.RLock] | None = getattr(local, "db", None)
+        if mine is None:
             db = sqlite3.connect(self.path, timeout=LOCKED_WAIT, isolation_level=None, check_same_thread=False)
             try:
                 wal(db)
@@ -86,21 +91,22 @@ class SQLiteStore(Store):
             except BaseException:
                 db.close()
                 raise
-            self._local.db = db
+            mine = local.db = (db, threading.RLock())
             with self._all_lock:
-                self._all.append(db)
-        return db
+                self._all.append(mine)
+        return mine
 
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        try:
-            yield _Tx(db)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        db, using = self._db()
+        with using:  # a close() from another thread waits for the end of this transaction
+            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield _Tx(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
 
     def close(self) -> None:
         self.closed = True
@@ -108,10 +114,11 @@ class SQLiteStore(Store):
         self._local = threading.local()
 
 
-def _close_all(connections: list[sqlite3.Connection], lock: threading.Lock) -> None:
+def _close_all(connections: list[tuple[sqlite3.Connection, threading.RLock]], lock: threading.Lock) -> None:
     with lock:
-        for db in connections:
-            db.close()
+        for db, using in connections:
+            with using:
+                db.close()
         connections.clear()
 
 
