@@ -79,7 +79,11 @@ class SQLiteStore(Store):
     def location(self) -> str:
         return str(self.path)
 
-    def _db(self) -> tuple[sqlite3.Connection, threading.RLock]:
+    def _db(self) -> sqlite3.Connection:
+        """This thread's connection."""
+        return self._connection()[0]
+
+    def _connection(self) -> tuple[sqlite3.Connection, threading.RLock]:
         """This thread's connection and the lock its transactions hold."""
         local = self._local  # close() replaces it: what this thread uses now stays one pair
         mine: tuple[sqlite3.Connection, threading.RLock] | None = getattr(local, "db", None)
@@ -98,7 +102,7 @@ class SQLiteStore(Store):
 
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:
-        db, using = self._db()
+        db, using = self._connection()
         with using:  # a close() from another thread waits for the end of this transaction
             db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
