@@ -19,6 +19,7 @@ from typing import Any
 
 from ..._ambiguity import Ambiguity
 from ..._candidate import Candidate
+from ..._checks._bytecode import compile_imported, uncompiled_sources
 from ..._checks._inputs import vary_job
 from ..._checks._spectrum import FAILING_CPU_FLOOR, TEST_CPU_FLOOR, Spectrum, record, split_checks, suspicion, trace_job
 from ..._checks._widen import constant_texts
@@ -135,10 +136,11 @@ class Engine(BaseProposer):
         fine = split_checks(checks)  # collects pytest suites now, so the child inherits them
         return Worker({
             "trace": trace_job(target, fine, self.localize_timeout),
+            "sources": uncompiled_sources,
             "judge": judge_job(plans if plans is not None else [], target, checks),
             "vary": functools.partial(vary_job, texts=constant_texts(target.original_code)),
             "behaviour": behaviour_job(target),
-        }, fork=self.fork, trusted={"trace"}, fresh=self.fresh, views=request.views, environ=request.environ)
+        }, fork=self.fork, trusted={"trace", "sources"}, fresh=self.fresh, views=request.views, environ=request.environ)
 
     def plan(self, request: Request, worker: Worker | None = None) -> Plan:
         """Localize the fault (given a worker to run the checks in) and rank every edit of the target."""
@@ -146,9 +148,11 @@ class Engine(BaseProposer):
         started = time.monotonic()
         spectrum = None
         if worker is not None:
-            (_progress(request) or _quiet)(f"planning: localizing the fault with {len(request.checks)} check(s)")
+            if progress := _progress(request):
+                progress(f"planning: localizing the fault with {len(request.checks)} check(s)")
             budget = started + max(request.deadline - started, 0.0) / 4
             spectrum = record(split_checks(request.checks), worker, self.localize_timeout, deadline=budget)
+            compile_imported(worker, self.localize_timeout, budget)  # once here, not in every judging child
         stats.localize_seconds = time.monotonic() - started
         source = target.bare_source
         function = find_function(source, target.name)
@@ -338,10 +342,6 @@ def _progress(request: Request) -> Progress | None:
         return None
     target, attempt, handlers = request.target.qualname, request.attempt, request.events
     return lambda message: emit(handlers, Event("progress", target, attempt, message=message))
-
-
-def _quiet(message: str) -> None:
-    pass
 
 
 def _unless(found: list[Evidence], then: Callable[[], list[Edit]]) -> Iterator[Edit]:
