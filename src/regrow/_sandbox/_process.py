@@ -57,7 +57,7 @@ class Forker:
         self.netns = _guard.prepare()
         self._root = scratch_folder(self, "regrow-sandbox-")
         self._count = itertools.count()
-        self._exited: list[int] = []  # children that sent their result and were told to go, not yet reaped
+        self._exited = Dying()  # children that sent their result and were told to go, not yet reaped
         self._idle: list[str] = []  # scratch folders no call uses now, empty: a private tmpfs was mounted on them
         self._lock = threading.Lock()
 
@@ -130,9 +130,8 @@ class Forker:
             except (ChannelError, MemoryError) as exc:  # a child that floods or forges the channel
                 finished, broken = False, str(exc) if isinstance(exc, ChannelError) else "MemoryError while decoding"
             if finished and _has_result(collector):
-                kill_group(pid)  # it is leaving anyway; this also ends one that forged its result and went on
-                with self._lock:
-                    self._exited.append(pid)
+                with self._lock:  # it is leaving anyway; the kill also ends one that forged its result and went on
+                    self._exited.add(pid, _nothing)
             else:  # no result: how it ended is the verdict, so wait for it (or kill it at the deadline)
                 status = self._end(pid, started + limits.timeout if finished else None)
                 finished = finished and status is not None
@@ -157,17 +156,11 @@ class Forker:
 
     def _reap(self) -> None:
         with self._lock:
-            pending, self._exited = self._exited, []
-        for pid in pending:
-            if os.waitpid(pid, os.WNOHANG)[0] == 0:
-                with self._lock:
-                    self._exited.append(pid)
+            self._exited.reap()
 
     def close(self) -> None:
         with self._lock:
-            pending, self._exited = self._exited, []
-        for pid in pending:
-            os.waitpid(pid, 0)  # they were sent SIGKILL: this cannot block for long
+            self._exited.reap(block=True)  # they were sent SIGKILL: this cannot block for long
         remove_tree(self._root)
 
 
@@ -203,6 +196,10 @@ class Dying:
             else:
                 left.append((pid, then))
         self._pending = left
+
+
+def _nothing() -> None:
+    pass
 
 
 def _has_result(collector: Collector) -> bool:
