@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import io
+import math
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -25,7 +26,7 @@ from regrow._cli._display import Display
 from regrow._proposers._llm import RetryPolicy, proposer_for, transport_for
 from regrow._proposers._llm._accounting import Usage
 from regrow._proposers._llm._retry import Retrying, acomplete, complete
-from regrow._proposers._llm._transport import Chat
+from regrow._proposers._llm._transport import Chat, on_this_machine
 from regrow.extend import Target
 
 MODELS = {"openai": "openai:gpt-test", "anthropic": "anthropic:claude-test", "gemini": "gemini:gemini-test"}
@@ -33,7 +34,9 @@ SDKS = {"openai": "openai", "anthropic": "anthropic", "gemini": "google.genai"}
 CHAT = Chat("SYSTEM", "USER", {"max_tokens": 100})
 # The old rule would cut every call at 5 s; these replies take 8 s and more, a piece every 1.6 s.
 SLOW = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05, call_timeout=5.0, idle_timeout=4.0)
-STALLING = RetryPolicy(max_retries=4, base_delay=0.01, max_delay=0.05, idle_timeout=2.0, max_stalls=1)
+# A server on this machine gets until the deadline for a byte unless told otherwise (first_token_timeout).
+STALLING = RetryPolicy(max_retries=4, base_delay=0.01, max_delay=0.05, idle_timeout=2.0, max_stalls=1,
+                       first_token_timeout=2.0)
 REPLY = "```python\ndef price(text):\n    return float(text.strip('$'))\n```"
 
 
@@ -74,11 +77,47 @@ def test_a_stream_that_stops_ends_after_the_inactivity_limit(server: LoopbackSer
     assert len(server.requests) == 2  # max_stalls=1: one more try, not max_retries=4
 
 
-def test_a_server_silent_before_its_first_token_is_a_stall_too() -> None:
+def test_a_server_silent_before_its_first_token_is_a_stall_when_a_first_token_limit_is_set() -> None:
     with OpenAIServer([Text(REPLY, stall_after=0)] * 2) as server:
-        with pytest.raises(ProposerError, match=r"sent nothing for 2\.0s before its first token"):
+        with pytest.raises(ProposerError, match=r"sent nothing for 2\.0s before its first token \(the inactivity "
+                                                r"limit, RetryPolicy\(idle_timeout=\.\.\., first_token_timeout"):
             call(server, STALLING)
         assert len(server.requests) == 2
+
+
+def test_a_model_on_this_machine_reading_a_long_prompt_is_waited_for() -> None:
+    # A laptop CPU reads a 1,000-token prompt for a minute or two before its first token; a try abandoned
+    # then only makes the next one queue behind it. The default waits, within the deadline.
+    quick = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05, idle_timeout=1.0)
+    with OpenAIServer([Text(REPLY, delay=3.5)]) as server:
+        started = time.monotonic()
+        reply, deltas = call(server, quick)
+        assert time.monotonic() - started > 3.0 > quick.idle_timeout
+        assert reply.text == REPLY and "".join(deltas) == REPLY
+        assert len(server.requests) == 1  # never abandoned and sent again
+        assert reply.first_token is not None and reply.first_token > quick.idle_timeout
+    with OpenAIServer([Text(REPLY, delay=30.0)]) as server:  # ... and the deadline still ends the wait
+        started = time.monotonic()
+        with pytest.raises(ProposerError, match="deadline"):
+            call(server, quick, deadline=2.0)
+        assert time.monotonic() - started < 20.0
+
+
+@pytest.mark.parametrize(("url", "local"), [
+    ("http://127.0.0.1:8766/v1", True), ("http://localhost:11434/v1", True), ("http://[::1]:8080/v1", True),
+    ("http://127.0.0.2:80", True), ("localhost:11434", True), ("https://api.openai.com/v1", False),
+    ("http://10.0.0.5:8080/v1", False), ("http://127.0.0.1.example.com/v1", False), (None, False), ("", False)])
+def test_which_servers_are_on_this_machine(url: str | None, local: bool) -> None:
+    transport = transport_for("openai:m", api_key="k", base_url=url)
+    assert on_this_machine(transport) is local
+    assert RetryPolicy(idle_timeout=7.0).read_limit(transport) == (math.inf if local else 7.0)
+    assert RetryPolicy(idle_timeout=7.0, first_token_timeout=30.0).read_limit(transport) == 30.0
+    assert RetryPolicy(idle_timeout=7.0, first_token_timeout=3.0).read_limit(transport) == 7.0
+
+
+def test_an_ollama_model_is_on_this_machine_unless_its_url_says_otherwise() -> None:
+    assert on_this_machine(transport_for("ollama:qwen2.5-coder:1.5b"))
+    assert not on_this_machine(transport_for("ollama:qwen2.5-coder:1.5b", base_url="http://gpu-box.lan:11434/v1"))
 
 
 # google-genai's async client subclasses aiohttp's ClientSession, which aiohttp warns about.
@@ -147,6 +186,8 @@ def test_a_usage_without_streamed_calls_reports_no_speed() -> None:
 def test_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="idle_timeout"):
         RetryPolicy(idle_timeout=0)
+    with pytest.raises(ValueError, match="first_token_timeout"):
+        RetryPolicy(first_token_timeout=0)
 
 
 def test_verbose_output_shows_each_model_calls_speed() -> None:

@@ -13,13 +13,23 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._errors import ProposerError
-from ._transport import TRANSIENT_BODY_TYPES, TRANSIENT_STATUS, Chat, OnDelta, Reply, Transport, TransportError
+from ._transport import (
+    TRANSIENT_BODY_TYPES,
+    TRANSIENT_STATUS,
+    Chat,
+    OnDelta,
+    Reply,
+    Transport,
+    TransportError,
+    on_this_machine,
+)
 
 log = logging.getLogger("regrow")
 
@@ -37,10 +47,14 @@ class RetryPolicy:
     The delay before retry ``n`` (0-based) is ``base_delay * multiplier**n``, capped at
     ``max_delay``, times a random factor in ``1 ± jitter``; a server's ``Retry-After`` replaces it.
     A streamed call (the default) is bounded by inactivity, not by a total: ``idle_timeout`` is the
-    seconds it may go without receiving a byte (the first token included), and a stream that keeps
-    producing is waited for until the session's deadline. ``max_stalls`` is how many times a call
-    that stalled (no byte for ``idle_timeout``) is tried again. ``call_timeout`` bounds a call whose
-    reply is not streamed (a server that does not stream); the session's deadline bounds them all.
+    seconds it may go without receiving a byte, and a stream that keeps producing is waited for until
+    the session's deadline. Before its first byte a server reads the prompt and sends nothing: a
+    server elsewhere is given ``first_token_timeout`` (``idle_timeout`` when None) for it; a server
+    on this machine (a loopback address: ollama, llama.cpp, a local proxy) the session's deadline
+    when None, since a laptop CPU may read a long prompt for minutes and a try abandoned there only
+    makes the next one queue behind it. ``max_stalls`` is how many times a call that stalled is
+    tried again. ``call_timeout`` bounds a call whose reply is not streamed (a server that does not
+    stream); the session's deadline bounds them all.
     """
 
     max_retries: int = 4
@@ -51,11 +65,22 @@ class RetryPolicy:
     call_timeout: float = 120.0
     idle_timeout: float = 60.0
     max_stalls: int = 1
+    first_token_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if not self.idle_timeout > 0 or not self.call_timeout > 0:
             raise ValueError(f"idle_timeout and call_timeout must be positive seconds, not {self.idle_timeout!r} "
                              f"and {self.call_timeout!r}")
+        if self.first_token_timeout is not None and not self.first_token_timeout > 0:
+            raise ValueError(f"first_token_timeout must be positive seconds or None, not {self.first_token_timeout!r}")
+
+    def read_limit(self, transport: Transport) -> float:
+        """The seconds a streamed try of ``transport`` may wait for a byte (the SDK's per-read limit, the
+        first byte included): ``inf`` (the deadline's) for a server on this machine unless told otherwise."""
+        first = self.first_token_timeout
+        if first is None:
+            first = math.inf if on_this_machine(transport) else self.idle_timeout
+        return max(self.idle_timeout, first)
 
     def backoff(self, retry: int, rng: random.Random) -> float:
         delay = min(self.max_delay, self.base_delay * self.multiplier**retry)
@@ -116,16 +141,16 @@ def complete(transport: Transport, chat: Chat, retrying: Retrying, *, on_delta: 
     """
     streaming = _streams(transport, on_delta)
     while True:
-        timer = _Timer(streaming)
+        timer, idle = _Timer(streaming), retrying.policy.read_limit(transport)
         try:
             reply = transport.complete(chat, timeout=retrying.timeout(streaming is not None), on_delta=timer.on_delta,
-                                       idle=retrying.policy.idle_timeout)
+                                       idle=idle if idle < math.inf else None)
             return timer.timed(_delivered(reply, streaming, on_delta))
         except TransportError as failed:
             if _falls_back(transport, failed, streaming):
                 streaming = None
                 continue
-            error = timer.stalled(failed, transport.provider, retrying.policy.idle_timeout)
+            error = timer.stalled(failed, transport.provider, idle)
             delay = retrying.delay(error)
             if on_retry is not None:
                 on_retry(error, delay)
@@ -137,16 +162,16 @@ async def acomplete(transport: Transport, chat: Chat, retrying: Retrying, *, on_
     """As :func:`complete`, waiting with ``asyncio.sleep``."""
     streaming = _streams(transport, on_delta)
     while True:
-        timer = _Timer(streaming)
+        timer, idle = _Timer(streaming), retrying.policy.read_limit(transport)
         try:
             reply = await transport.acomplete(chat, timeout=retrying.timeout(streaming is not None),
-                                              on_delta=timer.on_delta, idle=retrying.policy.idle_timeout)
+                                              on_delta=timer.on_delta, idle=idle if idle < math.inf else None)
             return timer.timed(_delivered(reply, streaming, on_delta))
         except TransportError as failed:
             if _falls_back(transport, failed, streaming):
                 streaming = None
                 continue
-            error = timer.stalled(failed, transport.provider, retrying.policy.idle_timeout)
+            error = timer.stalled(failed, transport.provider, idle)
             delay = retrying.delay(error)
             if on_retry is not None:
                 on_retry(error, delay)
@@ -180,12 +205,13 @@ class _Timer:
 
     def stalled(self, error: TransportError, provider: str, idle: float) -> TransportError:
         """A streamed try that ran out of its per-read time limit, said as what it was: a stall."""
-        if self.streaming is None or not error.timed_out:
+        if self.streaming is None or not error.timed_out or idle == math.inf:  # the deadline's, not a stall
             return error
         got = (f"after {self.characters} characters of its reply" if self.first is not None
                else "before its first token")
         return TransportError(f"{provider} sent nothing for {idle:.1f}s {got} (the inactivity limit, "
-                              "RetryPolicy(idle_timeout=...))", transient=True, timed_out=True, stalled=True)
+                              "RetryPolicy(idle_timeout=..., first_token_timeout=...))", transient=True,
+                              timed_out=True, stalled=True)
 
 
 _PLAIN = "_regrow_plain"  # set on a transport whose server answered a stream request without streaming
