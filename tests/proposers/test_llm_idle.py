@@ -177,6 +177,41 @@ def test_the_proposer_streams_unasked_and_records_first_token_and_speed(server: 
     assert "".join(e.delta for e in events if e.type == "propose_chunk") == REPLY
 
 
+def test_no_call_is_started_with_less_time_left_than_the_quickest_call_took() -> None:
+    # A call that cannot finish before the deadline is cut, its prompt paid for (bench-llm: two of regrow-llm's
+    # calls were, at a task's end). The time left is compared with the quickest call of the session so far.
+    from regrow._proposers._llm._run import _Run
+
+    events: list[Any] = []
+    llm = proposer_for(MODELS["openai"], api_key="k", base_url="http://127.0.0.1:9/v1", evidence=False)
+    request = failing_request(price, "$3", events=(events.append,), max_attempts=3, deadline=600.0)
+    run = _Run(llm, request)
+    assert run.next_chat() is not None  # no call answered yet: nothing to go by
+    run.quickest = 60.0
+    assert run.next_chat() is not None  # ~600 s left
+    run.quickest = 900.0
+    assert run.next_chat() is None
+    (refused,) = [e.message for e in events if e.type == "budget_refused"]
+    assert "s left of the repair's time, less than this session's quickest model call (900s): not called" in refused
+
+
+def test_the_quickest_call_is_the_one_that_answered_soonest() -> None:
+    from regrow._proposers._llm._run import _Run
+
+    with OpenAIServer([Text(REPLY, delay=0.5), Text(REPLY.replace("'$'", "'$ '"))]) as server:
+        llm = proposer_for(MODELS["openai"], api_key="k", base_url=server.base_url, evidence=False)
+        run = _Run(llm, failing_request(price, "$3", max_attempts=3, deadline=600.0))
+        latencies = []
+        for _ in range(2):
+            chat = run.next_chat()
+            assert chat is not None
+            reply, latency, retries = llm._call(run, chat)
+            run.take(reply, latency, retries)
+            latencies.append(latency)
+        assert len(server.requests) == 2
+        assert latencies[0] >= 0.5 and run.quickest == min(latencies)
+
+
 def test_a_usage_without_streamed_calls_reports_no_speed() -> None:
     usage = Usage(calls=1, input_tokens=10, output_tokens=5, latency=1.0)
     assert usage.mean_first_token is None and usage.tokens_per_second is None

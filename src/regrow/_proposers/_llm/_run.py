@@ -65,6 +65,7 @@ class _Run:
         self.sent: set[str] = set()  # hashes of (system, user, params) of every call made
         self.calls = 0
         self.prompt_tokens = 0
+        self.quickest: float | None = None  # seconds of this run's quickest call that answered
         proposer.last_stop = ""
 
     def prepare(self) -> None:
@@ -132,12 +133,18 @@ class _Run:
             self.proposer.last_stop = f"its pick, {which}, failed {verdict.check}: {verdict.reason[:200]}"
 
     def next_chat(self) -> Chat | None:
-        """The next call's messages; ``None`` when this session's calls or time are spent.
+        """The next call's messages; ``None`` when this session's calls or time are spent, or when the time left
+        is less than this session's quickest call that answered took (the call would be cut, its prompt paid).
 
         Raises :class:`ProposerError` (after a ``budget_refused`` event) when a budget refuses the call.
         """
         request = self.request
-        if self.calls >= request.max_attempts or time.monotonic() >= request.deadline:
+        left = request.deadline - time.monotonic()
+        if self.calls >= request.max_attempts or left <= 0:
+            return None
+        if self.quickest is not None and left < self.quickest:  # it would be cut, its prompt paid for
+            self._emit("budget_refused", f"{self.proposer.name}: {left:.0f}s left of the repair's time, less than "
+                                         f"this session's quickest model call ({self.quickest:.0f}s): not called")
             return None
         priors = priors_from(request.history, self.refused)
         for _ in range(_CLIMBS):
@@ -198,6 +205,7 @@ class _Run:
         tokens_in = reply.input_tokens or self.prompt_tokens
         tokens_out = reply.output_tokens or estimate_tokens(reply.text)
         call = self._count(tokens_in, tokens_out, latency, retries, reply)
+        self.quickest = latency if self.quickest is None else min(self.quickest, latency)
         self._emit("model_call", f"{self.proposer.name} {kind}call {self.calls}: {call.summary()} "
                                  f"(prompt ~{self.prompt_tokens} tokens estimated)")
         return tokens_in, tokens_out
