@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import py_compile
 import sys
 import time
 from pathlib import Path
@@ -83,6 +84,20 @@ def test_the_childs_list_of_sources_is_checked(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     assert write_bytecode([str(broken), str(source)], time.monotonic() + 30) == [str(source)]  # broken: left alone
     assert write_bytecode([str(source)], time.monotonic() - 1) == []  # past the deadline: nothing
+
+
+def test_a_source_whose_bytecode_cannot_be_written_is_not_compiled(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "locked.py"
+    source.write_text("VALUE = 1\n")
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    compiled: list[str] = []
+    monkeypatch.setattr(py_compile, "compile", lambda path, **kwargs: compiled.append(path))
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # root may write anywhere: say it may not
+    assert write_bytecode([str(source)], time.monotonic() + 30) == [] and compiled == []
+    monkeypatch.undo()
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    assert write_bytecode([str(source)], time.monotonic() + 30) == [str(source)]
 
 
 def test_the_sources_job_lists_modules_without_fresh_bytecode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

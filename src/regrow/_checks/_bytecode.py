@@ -60,11 +60,24 @@ def write_bytecode(paths: list[str], deadline: float) -> list[str]:
         if time.monotonic() >= deadline:
             break
         try:
-            py_compile.compile(path, cfile=importlib.util.cache_from_source(path), doraise=True)
+            cached = importlib.util.cache_from_source(path)
+            if not _writable(os.path.dirname(cached)):  # not compiled for nothing (a system site-packages)
+                continue
+            py_compile.compile(path, cfile=cached, doraise=True)
         except (py_compile.PyCompileError, OSError, ValueError, SyntaxError):
             continue
         written.append(path)
     return written
+
+
+def _writable(folder: str) -> bool:
+    """Whether a file can be made in ``folder``, or in the folder it would be made in."""
+    while folder and not os.path.isdir(folder):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+    return bool(folder) and os.access(folder, os.W_OK)
 
 
 def compile_imported(worker: Worker, timeout: float, deadline: float) -> list[str]:
