@@ -26,9 +26,9 @@ _PYTHON_SOURCE = ".py"
 
 def uncompiled_sources() -> list[str]:
     """The ``"sources"`` job (trusted: it runs no candidate): source files of this process's modules that have
-    no bytecode as fresh as their source, the modules imported since the host forked among them."""
+    no bytecode as fresh as their source, the modules imported since the host forked among them, latest first."""
     found = []
-    for module in list(sys.modules.values()):
+    for module in reversed(list(sys.modules.values())):
         path, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
         if not (isinstance(path, str) and isinstance(cached, str) and path.endswith(_PYTHON_SOURCE)):
             continue
@@ -51,13 +51,13 @@ def sources_from_plain(data: Any) -> list[str]:
 
 
 def write_bytecode(paths: list[str], deadline: float) -> list[str]:
-    """Compile each of ``paths`` (at most :data:`MAX_SOURCES`, until ``deadline``) where this process would
+    """Compile each of ``paths`` (until :data:`MAX_SOURCES` are written, or ``deadline``) where this process would
     write its bytecode; the paths written. A file that does not compile or cannot be written is left as it is."""
     if sys.dont_write_bytecode:
         return []
-    written = []
-    for path in paths[:MAX_SOURCES]:
-        if time.monotonic() >= deadline:
+    written: list[str] = []
+    for path in paths:
+        if len(written) >= MAX_SOURCES or time.monotonic() >= deadline:
             break
         try:
             cached = importlib.util.cache_from_source(path)
