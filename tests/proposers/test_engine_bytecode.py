@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from regrow._checks._bytecode import sources_from_plain, uncompiled_sources, write_bytecode
+from regrow._checks._bytecode import MAX_SOURCES, sources_from_plain, uncompiled_sources, write_bytecode
 from regrow._checks._oracles import TestCallable
 from regrow._evidence._failure import check_failure
 from regrow._proposers._engine import Engine
@@ -60,6 +60,34 @@ def test_a_module_only_the_checks_import_gets_its_bytecode_written_by_the_host(t
     assert cached.is_file() and cached.stat().st_size > 0
     fixes = list(engine.propose(request))  # the judging children import it from there
     assert fixes and "x * 2" in fixes[0].source
+
+
+def test_the_hosts_own_modules_without_bytecode_do_not_crowd_out_the_checks_imports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A host run with PYTHONDONTWRITEBYTECODE has many modules without bytecode (CI's own test run had);
+    # what its child imported is what is compiled, not the first 64 of the host's.
+    many = tmp_path / "many"
+    many.mkdir()
+    names = [f"regrow_many_{tmp_path.name.replace('-', '_')}_{number}" for number in range(2 * MAX_SOURCES)]
+    for name in names:
+        (many / f"{name}.py").write_text("VALUE = 1\n")
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(many))
+    try:
+        for name in names:
+            importlib.import_module(name)
+        monkeypatch.setattr(sys, "dont_write_bytecode", False)
+        request, table = _request(tmp_path)
+        engine = Engine(jobs=1)
+        with engine._worker(request) as worker:
+            engine.plan(request, worker)
+        assert Path(importlib.util.cache_from_source(str(table))).is_file()
+        # (the last few of the host's are looked at again, in case it imported them after its child forked)
+        assert sum(Path(importlib.util.cache_from_source(str(many / f"{name}.py"))).exists() for name in names) < \
+            MAX_SOURCES
+    finally:
+        for name in names:
+            sys.modules.pop(name, None)
 
 
 def test_a_host_told_not_to_write_bytecode_writes_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

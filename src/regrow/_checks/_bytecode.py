@@ -21,14 +21,17 @@ from typing import Any
 from .._sandbox._warm import Worker
 
 MAX_SOURCES = 64  # modules compiled per search at most
+_SLACK = 32  # modules the host may have imported after its child forked
+_JOB_SECONDS = 5.0  # the child's listing may take (a loaded machine; a host of thousands of modules)
 _PYTHON_SOURCE = ".py"
 
 
-def uncompiled_sources() -> list[str]:
-    """The ``"sources"`` job (trusted: it runs no candidate): source files of this process's modules that have
-    no bytecode as fresh as their source, the modules imported since the host forked among them, latest first."""
+def uncompiled_sources(since: int = 0) -> list[str]:
+    """The ``"sources"`` job (trusted: it runs no candidate): source files of this process's modules after the
+    first ``since`` (the host's, which it imported before this child forked) that have no bytecode as fresh as
+    their source, latest first."""
     found = []
-    for module in reversed(list(sys.modules.values())):
+    for module in reversed(list(sys.modules.values())[max(since, 0):]):
         path, cached = getattr(module, "__file__", None), getattr(module, "__cached__", None)
         if not (isinstance(path, str) and isinstance(cached, str) and path.endswith(_PYTHON_SOURCE)):
             continue
@@ -85,5 +88,9 @@ def compile_imported(worker: Worker, timeout: float, deadline: float) -> list[st
     :func:`uncompiled_sources`, run after tracing); the paths written."""
     if not worker.forking or sys.dont_write_bytecode:
         return []
-    status, sources = worker.call("sources", timeout=timeout, read=sources_from_plain)
+    # What the host imported since its child forked shifts the count a little: a few of the host's own are
+    # looked at again (and have their bytecode, or could not have it), none of the child's is missed.
+    since = max(len(sys.modules) - _SLACK, 0)
+    limit = min(max(timeout, _JOB_SECONDS), max(deadline - time.monotonic(), 0.1))
+    status, sources = worker.call("sources", since, timeout=limit, read=sources_from_plain)
     return write_bytecode(sources if status == "ok" else [], deadline)
