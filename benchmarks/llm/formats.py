@@ -1,6 +1,7 @@
 """Which request a regrow call was, and what came back: the measurement the default format is chosen by.
 
-A regrow prompt asks for SEARCH/REPLACE blocks (``edit``), the whole function (``whole``), or the
+A regrow prompt asks for the defective line (``locate``: a JSON answer the engine searches at), a pick
+among fixes that disagree (``choose``), SEARCH/REPLACE blocks (``edit``), the whole function (``whole``), or the
 whole function with its old body left out (``rewrite``, the compact ladder's rung; ``rewrite, step by
 step`` its second instruction); ``narrow``
 marks a prompt with the window around the fault. For each kind the bench counts the calls and
@@ -18,6 +19,10 @@ def asked(record: dict[str, Any]) -> str:
     messages = record.get("messages") or [{}]
     system = str(messages[0].get("content", ""))
     user = str(messages[-1].get("content", "")) if len(messages) > 1 else ""
+    if system.startswith("Find the defective line"):  # regrow's locate request (a JSON answer, no function)
+        return "locate"
+    if system.startswith("You settle an ambiguous repair"):  # regrow's choose request
+        return "choose"
     if "<<<<<<< SEARCH" not in system and "SEARCH/REPLACE" not in system and "Focus" not in user \
             and "old body" not in user and "## The failure" not in user:
         return "self-heal"
