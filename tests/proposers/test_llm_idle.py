@@ -26,7 +26,8 @@ from regrow._cli._display import Display
 from regrow._proposers._llm import RetryPolicy, proposer_for, transport_for
 from regrow._proposers._llm._accounting import Usage
 from regrow._proposers._llm._retry import Retrying, acomplete, complete
-from regrow._proposers._llm._transport import Chat, on_this_machine
+from regrow._proposers._llm._strategy import on_this_machine
+from regrow._proposers._llm._transport import Chat
 from regrow.extend import Target
 
 MODELS = {"openai": "openai:gpt-test", "anthropic": "anthropic:claude-test", "gemini": "gemini:gemini-test"}
@@ -109,15 +110,15 @@ def test_a_model_on_this_machine_reading_a_long_prompt_is_waited_for() -> None:
     ("http://10.0.0.5:8080/v1", False), ("http://127.0.0.1.example.com/v1", False), (None, False), ("", False)])
 def test_which_servers_are_on_this_machine(url: str | None, local: bool) -> None:
     transport = transport_for("openai:m", api_key="k", base_url=url)
-    assert on_this_machine(transport) is local
+    assert on_this_machine(transport.base_url) is local
     assert RetryPolicy(idle_timeout=7.0).read_limit(transport) == (math.inf if local else 7.0)
     assert RetryPolicy(idle_timeout=7.0, first_token_timeout=30.0).read_limit(transport) == 30.0
     assert RetryPolicy(idle_timeout=7.0, first_token_timeout=3.0).read_limit(transport) == 7.0
 
 
 def test_an_ollama_model_is_on_this_machine_unless_its_url_says_otherwise() -> None:
-    assert on_this_machine(transport_for("ollama:qwen2.5-coder:1.5b"))
-    assert not on_this_machine(transport_for("ollama:qwen2.5-coder:1.5b", base_url="http://gpu-box.lan:11434/v1"))
+    assert on_this_machine(transport_for("ollama:qwen2.5-coder:1.5b").base_url)
+    assert not on_this_machine(transport_for("ollama:qwen2.5-coder:1.5b", base_url="http://gpu-box.lan:11434/v1").base_url)
 
 
 # google-genai's async client subclasses aiohttp's ClientSession, which aiohttp warns about.

@@ -88,8 +88,8 @@ def compile_imported(worker: Worker, timeout: float, deadline: float) -> list[st
     :func:`uncompiled_sources`, run after tracing); the paths written."""
     if not worker.forking or sys.dont_write_bytecode:
         return []
-    # What the host imported since its child forked shifts the count a little: a few of the host's own are
-    # looked at again (and have their bytecode, or could not have it), none of the child's is missed.
+    # What the host imported since its child forked shifts the count: a few of the host's own are looked at
+    # again (they have their bytecode, or could not have it); the child's are missed only past the slack.
     since = max(len(sys.modules) - _SLACK, 0)
     limit = min(max(timeout, _JOB_SECONDS), max(deadline - time.monotonic(), 0.1))
     status, sources = worker.call("sources", since, timeout=limit, read=sources_from_plain)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._errors import ProposerError
+from ._strategy import on_this_machine
 from ._transport import (
     TRANSIENT_BODY_TYPES,
     TRANSIENT_STATUS,
@@ -28,7 +29,6 @@ from ._transport import (
     Reply,
     Transport,
     TransportError,
-    on_this_machine,
 )
 
 log = logging.getLogger("regrow")
@@ -52,7 +52,8 @@ class RetryPolicy:
     server elsewhere is given ``first_token_timeout`` (``idle_timeout`` when None) for it; a server
     on this machine (a loopback address: ollama, llama.cpp, a local proxy) the session's deadline
     when None, since a laptop CPU may read a long prompt for minutes and a try abandoned there only
-    makes the next one queue behind it. ``max_stalls`` is how many times a call that stalled is
+    makes the next one queue behind it. The SDKs apply one limit to every read: the longer of the two
+    bounds every read of the stream (:meth:`read_limit`). ``max_stalls`` is how many times a call that stalled is
     tried again. ``call_timeout`` bounds a call whose reply is not streamed (a server that does not
     stream); the session's deadline bounds them all.
     """
@@ -79,7 +80,7 @@ class RetryPolicy:
         first byte included): ``inf`` (the deadline's) for a server on this machine unless told otherwise."""
         first = self.first_token_timeout
         if first is None:
-            first = math.inf if on_this_machine(transport) else self.idle_timeout
+            first = math.inf if on_this_machine(getattr(transport, "base_url", None)) else self.idle_timeout
         return max(self.idle_timeout, first)
 
     def backoff(self, retry: int, rng: random.Random) -> float:

@@ -75,16 +75,30 @@ def is_small(model: str) -> bool:
 
 def is_local(url: str | None) -> bool:
     """Whether ``url`` points at this machine or a private network."""
-    if not url:
-        return False
-    host = urllib.parse.urlsplit(url if "//" in url else f"//{url}").hostname or ""
+    host = _host(url)
     if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost", ".internal")):
         return True
+    address = _address(host)
+    return address is not None and (address.is_loopback or address.is_private or address.is_link_local)
+
+
+def on_this_machine(url: str | None) -> bool:
+    """Whether ``url`` points at this machine: its host is ``localhost`` or a loopback address (an ``ollama:``
+    model's default). A server elsewhere, on a private network too, or no URL (the SDK's own) is not."""
+    host = _host(url).rstrip(".")
+    address = _address(host)
+    return host == "localhost" or host.endswith(".localhost") or (address is not None and address.is_loopback)
+
+
+def _host(url: str | None) -> str:
+    return (urllib.parse.urlsplit(url if "//" in url else f"//{url}").hostname or "") if url else ""
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        address = ipaddress.ip_address(host)
+        return ipaddress.ip_address(host)
     except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
+        return None
 
 
 def other(format: EditFormat) -> EditFormat:

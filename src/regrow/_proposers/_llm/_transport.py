@@ -13,9 +13,7 @@ import functools
 import importlib
 import importlib.util
 import inspect
-import ipaddress
 import time
-import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
@@ -85,21 +83,6 @@ class Transport(Protocol):
 
     async def acomplete(self, chat: Chat, *, timeout: float, on_delta: OnDelta | None = None,
                         idle: float | None = None) -> Reply: ...
-
-
-def on_this_machine(transport: Transport) -> bool:
-    """Whether ``transport`` talks to a server on this machine: its ``base_url``'s host is ``localhost`` or a
-    loopback address (an ``ollama:`` model's default). A server elsewhere, or one the SDK picks, is not."""
-    url = getattr(transport, "base_url", None)
-    if not isinstance(url, str) or not url:
-        return False
-    host = (urllib.parse.urlsplit(url if "//" in url else f"//{url}").hostname or "").rstrip(".").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def sdk_timeout(timeout: float, on_delta: OnDelta | None, idle: float | None) -> float:
