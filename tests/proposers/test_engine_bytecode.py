@@ -141,3 +141,14 @@ def test_the_sources_job_lists_modules_without_fresh_bytecode(tmp_path: Path, mo
         assert module.__file__ not in uncompiled_sources()
     finally:
         sys.modules.pop(name, None)
+
+
+def test_at_most_max_sources_are_written_per_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    paths = []
+    for number in range(MAX_SOURCES + 5):
+        source = tmp_path / f"module_{number}.py"
+        source.write_text(f"VALUE = {number}\n")
+        paths.append(str(source))
+    assert write_bytecode(paths, time.monotonic() + 60) == paths[:MAX_SOURCES]
+    assert not Path(importlib.util.cache_from_source(paths[-1])).exists()
