@@ -74,7 +74,8 @@ def test_a_reply_names_places_in_order() -> None:
     ('{"line": 2, "use": "eval(text)"}', "reaches for `eval`"),
     ('{"line": 2, "use": "x.__class__.__bases__"}', "reaches for `__bases__`"),
     ('{"line": 2, "use": "(lambda: 1)()"}', "holds a lambda"),
-    ('{"line": 2, "use": "import os"}', "is not a Python expression"),
+    ('{"line": 2, "use": "x = __import__(\'os\')"}', "reaches for `__import__`"),
+    ('{"line": 2, "use": "if eval(text):"}', "reaches for `eval`"),
     ('{"line": 2, "use": ["1"]}', "is not text"),
     ('{"line": 2, "use": "' + "1+" * 150 + '1"}', "characters (at most 200)"),
     ("the bug is on line 2", "not the JSON asked for (no JSON object in it)"),
@@ -86,6 +87,38 @@ def test_malformed_and_hostile_replies_are_refused_with_their_reason(reply: str,
     located = parse_locate(reply, 5)
     assert located.spots == ()
     assert verdict in located.reason, located.reason
+
+
+@pytest.mark.parametrize(("use", "taken"), [
+    ("if x == y:", "x == y"),  # a header gives its test
+    ("elif ch == 's':", "ch == 's'"),
+    ("while n > 1:", "n > 1"),
+    ("for i in range(len(xs) - 1):", "range(len(xs) - 1)"),  # and a for its iterable
+    ("ch in '([{':", "ch in '([{'"),  # an expression ended with its line's colon
+    ("distance += 0", "distance += 0"),  # a simple statement is kept whole
+    ("xs[i], xs[j] = xs[j], xs[i];", "xs[i], xs[j] = (xs[j], xs[i])"),
+    ("return self", "return self"),
+    ("raise ValueError('no')", "raise ValueError('no')"),
+    ("`n - 1`", "n - 1"),
+])
+def test_a_whole_fixed_line_is_taken_as_the_engine_can_use_it(use: str, taken: str) -> None:
+    located = parse_locate(json.dumps({"line": 2, "edit": "operator|constant|name", "use": use}), 5)
+    assert [(s.line, s.kind, s.use) for s in located.spots] == [(2, "other", taken)]  # a copied template: other
+    assert located.notes == ()
+
+
+@pytest.mark.parametrize("use", ["import os", "a = 1; b = 2", "def f(): pass", "with open(p) as f:", "x ="])
+def test_code_the_engine_cannot_use_leaves_its_line_searched_without_it(use: str) -> None:
+    located = parse_locate(json.dumps({"line": 2, "edit": "other", "use": use}), 5)
+    assert [(s.line, s.use) for s in located.spots] == [(2, "")]
+    assert len(located.notes) == 1 and "is not a Python expression or one simple statement" in located.notes[0]
+
+
+def test_the_answer_format_shows_placeholders_not_a_template_to_copy(
+        make_module: Callable[[str], types.ModuleType]) -> None:
+    prompt = locate_prompt(taxed_request(make_module(TAXED)), None)
+    assert "operator|constant" not in prompt.user  # a 1.5B model copied that string as its "edit" every time
+    assert '"edit": "<one of: operator, constant, name' in prompt.user
 
 
 def test_usable_places_are_kept_beside_refused_ones() -> None:
@@ -108,6 +141,42 @@ def test_the_engine_makes_the_fix_at_the_located_line_with_the_models_token(
     assert "rate = 1.2" in candidates[0].source
     assert candidates[0].origin == MODELS[wire] and candidates[0].operator.startswith("call 1 locate: suggested")
     assert "3 |     rate = 1.07" in sent.prompt and "JSON only" in sent.prompt
+
+
+SWAPPED = '''
+def swapped(pair):
+    """The pair's items, the other way round."""
+    first, second = pair
+    first = second
+    return [first, second]
+
+
+def test_swapped(fn):
+    assert fn((1, 2)) == [2, 1]
+    assert fn(("a", "b")) == ["b", "a"]
+'''
+
+
+def test_a_statement_the_model_wrote_is_put_in_place_of_the_line(
+        make_module: Callable[[str], types.ModuleType]) -> None:
+    module = make_module(SWAPPED)
+    target = Target.of(module.swapped)
+    try:
+        module.test_swapped(module.swapped)
+    except AssertionError as exc:
+        failure = capture_exception(exc, target.func, ((1, 2),), {})
+    request = Request(target, failure, [], [TestCallable(module.test_swapped)], 1, time.monotonic() + 60, 2000, 1)
+    reply = '```json\n[{"line": 4, "edit": "operator|constant", "use": "first, second = second, first"}]\n```'
+    with OpenAIServer([Text(reply)]) as server:
+        llm = proposer_for("openai:gpt-test", api_key="k", base_url=server.base_url, retry=FAST, locate=True,
+                           evidence=False, limits=UNLIMITED)
+        candidates = list(llm.propose(request))
+    assert candidates, "the engine found nothing with the model's statement"
+    assert "first, second = (second, first)" in candidates[0].source
+    assert candidates[0].operator.startswith("call 1 locate: suggested")
+    namespace: dict[str, Any] = {}
+    exec(candidates[0].source, namespace)
+    assert namespace["swapped"]((1, 2)) == [2, 1]
 
 
 HOSTILE = [

@@ -1,13 +1,18 @@
 """The "locate" request: the model as the engine's eyes.
 
 The model is shown the failure's evidence and the function with numbered lines, and answers in a
-small JSON format — the defective line, the kind of edit, an expression the fixed line would use —
-instead of writing code. The engine (:class:`regrow._proposers._engine._focus.FocusedEngine`) then makes and
-judges the edits at those lines first, with the model's expression and its parts as vocabulary.
-Whatever the model answered, no text of it runs as it was sent: an expression is only parsed, and
-a candidate built from it is proven like any other. A reply that is not the format, names a line
-the function does not have, or an expression that is not one (or reaches for ``eval``, ``open``,
-``__import__``, a dunder) is refused with that reason, as a rewrite's refusals are.
+small JSON format — the defective line, the kind of edit, the code the fixed line would use —
+instead of writing the function. The engine
+(:class:`regrow._proposers._engine._focus.FocusedEngine`) then makes and judges the edits at those
+lines first, with the model's code and its parts as vocabulary. Models answer with an expression or
+with the whole fixed line (``if x == y:``, ``total += 0``, ``return self``): a compound statement's
+header gives its test (or a ``for``'s iterable), and one simple statement is kept whole, for the
+engine to put in place of the statement on that line besides its expressions in place of the line's.
+Whatever the model answered, no text of it runs as it was sent: code is only parsed, and a candidate
+built from it is proven like any other. A reply that is not the format, names a line the function
+does not have, or code that reaches for ``eval``, ``open``, ``__import__`` or a dunder is refused
+with that reason, as a rewrite's refusals are; code that is neither an expression nor one simple
+statement is left out and its line searched without it.
 """
 
 from __future__ import annotations
@@ -28,17 +33,21 @@ from ._prompt import Prompt, estimate_tokens
 KINDS = ("operator", "constant", "name", "condition", "call", "index", "return", "insert", "delete", "other")
 MAX_SPOTS = 3  # places a reply may name
 MAX_REPLY = 4000  # characters: a locate answer is a few dozen
-MAX_USE = 200  # characters of one expression
+MAX_USE = 200  # characters of one expression or statement
 LOCATE_TOKENS = 300  # the reply's token cap
 FORBIDDEN = frozenset({"eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "getattr",
                        "setattr", "delattr", "input", "breakpoint", "exit", "quit", "memoryview", "help"})
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+# the statements a "use" may be, kept whole (a compound statement gives its header's expression instead)
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Expr, ast.Pass,
+           ast.Break, ast.Continue)
 
 
 @dataclasses.dataclass(frozen=True)
 class Spot:
     """One place the model named: a line of the definition (1 = the ``def`` line), the kind of edit,
-    and an expression the fixed line would use (``""`` when it named none)."""
+    and the code the fixed line would use (``""`` when it named none): an expression or one simple
+    statement, as :func:`usable` made it."""
 
     line: int
     kind: str
@@ -54,13 +63,14 @@ class Located:
     notes: tuple[str, ...] = ()  # places dropped from a reply that had usable ones too
 
 
-SYSTEM = ("Find the defective line of a Python function whose tests fail. Do not write code: name the line, "
-          "the kind of change and the expression the fixed line would use. Answer with JSON only.")
+SYSTEM = ("Find the defective line of a Python function whose tests fail. Do not rewrite the function: name "
+          "the line, the kind of change and the code of the fixed line. Answer with JSON only.")
 
 
 def ask(request: Request) -> str:
-    return (f'## Your answer\n{{"line": N, "edit": "{"|".join(KINDS)}", "use": "<the expression the fixed line '
-            f'would use>"}}\nor a list of up to {MAX_SPOTS} of them, most likely first.')
+    # placeholders in angle brackets: a small model given `"edit": "operator|constant|..."` copies it whole
+    return (f'## Your answer\n{{"line": <its number>, "edit": "<one of: {", ".join(KINDS)}>", "use": "<the fixed '
+            f'line\'s code>"}}\nor a list of up to {MAX_SPOTS} of them, most likely first.')
 
 
 def numbered(request: Request) -> str:
@@ -96,7 +106,7 @@ def parse_locate(text: str, lines: int) -> Located:
         spot, problem = _spot(item, lines)
         if spot is not None and spot not in spots:
             spots.append(spot)
-        elif problem:
+        if problem:
             problems.append(problem)
     if not spots:
         return Located((), "; ".join(problems) or "the reply names no line")
@@ -133,23 +143,61 @@ def _spot(item: Any, lines: int) -> tuple[Spot | None, str]:
         use = ""
     if not isinstance(use, str):
         return None, f"the expression {_short(use)} is not text"
-    use = use.strip().strip("`").strip()
-    problem = unusable(use)
+    use, problem = usable(use.strip().strip("`").strip())
+    if problem and use is None:  # code that is not what the engine can use: the line is still a place
+        return Spot(line, kind), f"line {line}: {problem}; the line is searched without it"
     if problem:
         return None, f"line {line}: {problem}"
-    return Spot(line, kind, use), ""
+    return Spot(line, kind, use or ""), ""
 
 
-def unusable(use: str) -> str:
-    """Why an expression from a model cannot be vocabulary (``""`` when it can, or is empty)."""
+def usable(use: str) -> tuple[str | None, str]:
+    """The code a model named, as the engine takes it — an expression, or one simple statement (a
+    compound statement's header, ``if x:`` or ``elif x:``, ``while x:``, ``for y in x:``, gives ``x``)
+    in ``ast.unparse``'s spelling — and ``""``; or ``""`` and why it is refused (too long, or reaching
+    for what a fix is not built from); or ``None`` and why it is not code the engine can use."""
     if not use:
-        return ""
+        return "", ""
     if len(use) > MAX_USE:
-        return f"the expression is {len(use)} characters (at most {MAX_USE})"
+        return "", f"the expression is {len(use)} characters (at most {MAX_USE})"
+    tree = _parsed(use)
+    if tree is None:
+        return None, f"`{_short(use)}` is not a Python expression or one simple statement"
+    problem = unusable(tree)
+    return ("", problem) if problem else (ast.unparse(tree), "")
+
+
+def _parsed(use: str) -> ast.expr | ast.stmt | None:
+    text = use.rstrip(";").strip()
     try:
-        tree = ast.parse(use, mode="eval")
+        return ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return f"`{_short(use)}` is not a Python expression"
+        pass
+    if text.startswith("elif "):
+        text = text[2:]
+    if text.endswith(":"):  # a header, or an expression the model ended with its line's colon
+        try:
+            return ast.parse(text[:-1], mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            text += "\n    pass"
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(body) != 1:
+        return None
+    (stmt,) = body
+    if isinstance(stmt, (ast.If, ast.While)):
+        return stmt.test
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return stmt.iter
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+        return None
+    return stmt if isinstance(stmt, _SIMPLE) else None
+
+
+def unusable(tree: ast.AST) -> str:
+    """Why code from a model cannot be vocabulary (``""`` when it can)."""
     for node in ast.walk(tree):
         name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
         if name in FORBIDDEN or (name.startswith("__") and name.endswith("__")):
@@ -170,7 +218,7 @@ def searched(request: Request, located: Located, origin: str, call: int) -> list
     from .._engine._focus import Focus, FocusedEngine  # the engine loads only when a locate reply is used
 
     focus = Focus(tuple(dict.fromkeys(spot.line for spot in located.spots)),
-                  tuple(spot.use for spot in located.spots if spot.use))
+                  tuple(dict.fromkeys(spot.use for spot in located.spots if spot.use)))
     engine = FocusedEngine(focus, jobs=request.jobs)
     found = []
     for candidate in engine.propose(request):
