@@ -131,7 +131,7 @@ class Forker:
                 finished, broken = False, str(exc) if isinstance(exc, ChannelError) else "MemoryError while decoding"
             if finished and _has_result(collector):
                 with self._lock:  # it is leaving anyway; the kill also ends one that forged its result and went on
-                    self._exited.add(pid, _nothing)
+                    self._exited.add(pid)
             else:  # no result: how it ended is the verdict, so wait for it (or kill it at the deadline)
                 status = self._end(pid, started + limits.timeout if finished else None)
                 finished = finished and status is not None
@@ -172,12 +172,13 @@ class Dying:
     its own: nothing else can be sent the signal meant for it. Not locked: its owner's lock guards it."""
 
     def __init__(self) -> None:
-        self._pending: list[tuple[int, Callable[[], None]]] = []
+        self._pending: list[tuple[int, Callable[[], None] | None]] = []
 
-    def add(self, pid: int, then: Callable[[], None], reaped: bool = False) -> None:
+    def add(self, pid: int, then: Callable[[], None] | None = None, reaped: bool = False) -> None:
         """Kill the child ``pid`` and all it started (``reaped``: it is gone already), and ``then`` once it is gone."""
         if reaped:
-            then()
+            if then is not None:
+                then()
             return
         kill_group(pid)
         self._pending.append((pid, then))
@@ -191,15 +192,11 @@ class Dying:
                 gone = os.waitpid(pid, 0 if block else os.WNOHANG)[0] != 0
             except ChildProcessError:
                 gone = True
-            if gone:
-                then()
-            else:
+            if not gone:
                 left.append((pid, then))
+            elif then is not None:
+                then()
         self._pending = left
-
-
-def _nothing() -> None:
-    pass
 
 
 def _has_result(collector: Collector) -> bool:
