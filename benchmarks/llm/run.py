@@ -3,6 +3,7 @@
     python benchmarks/llm/run.py all --model-file .cache/bench-llm/MODEL.gguf   # what make bench-llm runs
     python benchmarks/llm/run.py report                                          # the tables again, from OUT
     python benchmarks/llm/run.py rejudge                  # self-heal's fixes whose judging broke, judged again
+    python benchmarks/llm/run.py whole --model-file ...   # chain mode on the engine's abstentions, then the report
 
 Run in the bench environment (``.venv-bench-llm``: gpt4all, self-heal-llm, and regrow at the
 measured commit). The steps:
@@ -21,7 +22,10 @@ measured commit). The steps:
    is then judged by ``judge_fix.py`` as regrow bench judges its own. The same model, decoding,
    reply cap and call budget (``--calls``, 3: regrow's default per session) for all three. Before
    each run the driver posts a mark to the server, so its request log splits by system and task.
-4. **report** — ``OUT/results.json`` and ``OUT/results.md`` from the runs and the request log:
+4. **whole** — chain mode on the tasks the engine pass abstained on (``whole.py``: with the systems
+   step's chain runs on the residue and the engine pass's own verdicts, chain mode on the whole suites,
+   each fix counted by the request it came from).
+5. **report** — ``OUT/results.json`` and ``OUT/results.md`` from the runs and the request log:
    per system the tasks, fixes, correct fixes, model calls, echoes (a reply whose function is the
    original's, up to formatting, comments and docstrings), repeats (a prompt already sent for the
    same task), tokens in and out, model time and wall time.
@@ -550,10 +554,28 @@ def report(out: Path) -> dict[str, Any]:
             chain_over.append(task["name"])
     data = {"meta": meta, "tasks": [{k: by_name[t["name"]].get(k) for k in ("name", "suite", "target", "bug")}
                                     for t in tasks],
-            "systems": systems, "chain_calls_over_llm": chain_over, "by_format": by_format, "runs": rows}
+            "systems": systems, "chain_calls_over_llm": chain_over, "by_format": by_format, "runs": rows,
+            "whole": whole_suites(out, meta, rows, logs)}
     (out / "results.json").write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
     (out / "results.md").write_text(markdown(data), encoding="utf-8")
     return data
+
+
+def whole_suites(out: Path, meta: dict[str, Any], rows: list[dict[str, Any]],
+                 logs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Chain mode on the whole suites (``whole.py``), when the engine pass is known."""
+    import whole
+
+    if not meta.get("engine"):
+        return {}
+    runs = json.loads((out / "whole.json").read_text(encoding="utf-8")) if (out / "whole.json").exists() else []
+    tokens: dict[str, int] = {}
+    for label, records in logs.items():
+        system, _, task = label.partition("|")
+        if system in ("regrow-chain", whole.SYSTEM):
+            tokens[task] = sum(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in records)
+    residue = [r for r in rows if r["system"] == "regrow-chain"]
+    return whole.summary(meta["engine"], residue, runs, tokens)
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -615,6 +637,10 @@ def markdown(data: dict[str, Any]) -> str:
         import formats
 
         lines += formats.markdown(data["by_format"])
+    if data.get("whole"):
+        import whole
+
+        lines += whole.markdown(data["whole"])
     engine = meta.get("engine", {})
     if engine:
         lines += ["Engine pass (who the candidates were):", ""]
@@ -623,6 +649,15 @@ def markdown(data: dict[str, Any]) -> str:
                          f"{e.get('statuses', {})}; {e.get('unfixed', 0)} not fixed by the engine")
         lines.append("")
     return "\n".join(lines)
+
+
+def run_abstained(args: argparse.Namespace, out: Path, engine: dict[str, Any]) -> None:
+    import whole
+
+    tasks = whole.abstained_tasks(engine, candidates, args.realcode_sample)
+    print(f"bench-llm: chain mode on the {len(tasks)} tasks the engine abstained on: "
+          f"{', '.join(t['name'] for t in tasks) or 'none'}", flush=True)
+    whole.run_whole(tasks, args, out, sys.modules[__name__])
 
 
 # -- main -------------------------------------------------------------------------------------------------------------
@@ -645,7 +680,7 @@ def self_heal_version(python: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("all", "engine", "select", "report", "rejudge"))
+    parser.add_argument("step", choices=("all", "engine", "select", "report", "rejudge", "whole"))
     parser.add_argument("--out", default=str(REPO / "bench-results/llm"))
     parser.add_argument("--model-file", default=str(REPO / ".cache/bench-llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"))
     parser.add_argument("--model-name", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
@@ -672,7 +707,10 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.step == "rejudge":
         print("bench-llm: judged again: " + (", ".join(rejudge(out)) or "none"), flush=True)
-    if args.step in ("report", "rejudge"):
+    sys.path.insert(0, str(HERE))
+    if args.step == "whole":
+        run_abstained(args, out, json.loads((out / "meta.json").read_text(encoding="utf-8"))["engine"])
+    if args.step in ("report", "rejudge", "whole"):
         report(out)
         print((out / "results.md").read_text(encoding="utf-8"))
         return 0
@@ -688,7 +726,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench-llm: {len(tasks)} engine-unfixable tasks: {', '.join(t['name'] for t in tasks)}", flush=True)
     if args.step == "select":
         return 0
-    sys.path.insert(0, str(HERE))
     import fetch_model
 
     meta = {"regrow_commit": args.regrow_commit, "versions": versions(),
@@ -705,6 +742,8 @@ def main(argv: list[str] | None = None) -> int:
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     load_before = os.getloadavg()
     run_systems(tasks, args, out)
+    if "regrow-chain" in args.systems:
+        run_abstained(args, out, engine)
     meta.update(wall_seconds=round(time.monotonic() - clock, 1), load_before=load_before, load_after=os.getloadavg())
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     report(out)

@@ -42,3 +42,39 @@ def test_each_fix_is_put_down_to_its_request() -> None:
         {"system": "regrow-chain", "fix": True, "operator": "call 1 choose: candidate 2", "via": "choose"},
     ]
     assert [costs.fix_source(r) for r in rows] == ["locate", "rewrite", "choose", "engine", "", "", "choose"]
+
+
+def test_chain_mode_on_the_whole_suites_counts_each_fix_by_its_request() -> None:
+    import whole
+
+    engine = {"regrow40": {"results": [{"name": "a", "status": "correct"}, {"name": "b", "status": "abstained"},
+                                       {"name": "c", "status": "not-fixed"}, {"name": "d", "status": "not-fixed"},
+                                       {"name": "e", "status": "wrong"}]},
+              "engine2": {"results": [{"name": "f", "status": "abstained"}]}}
+    residue = [{"suite": "regrow40", "task": "c", "status": "correct", "operator": "call 1 locate: suggested"},
+               {"suite": "regrow40", "task": "d", "status": "not-fixed", "operator": None}]
+    runs = [{"suite": "regrow40", "task": "b", "status": "correct", "via": "choose"},
+            {"suite": "engine2", "task": "f", "status": "abstained", "operator": None}]
+    data = whole.summary(engine, residue, runs, {"b": 100, "c": 500, "d": 900, "f": 50})
+    assert data["suites"]["regrow40"] == {"tasks": 5, "correct engine": 1, "correct choose": 1, "correct locate": 1,
+                                          "not-fixed": 1, "wrong engine": 1, "abstained, asked the model": 1,
+                                          "tokens": 1500}
+    assert data["suites"]["engine2"] == {"tasks": 1, "abstained": 1, "abstained, asked the model": 1, "tokens": 50}
+    assert data["total"]["tasks"] == 6 and data["total"]["tokens"] == 1550
+    table = "\n".join(whole.markdown(data))
+    assert "| regrow40 | 5 | 1 | 1 | 1 | 0 | 1 |" in table and "| all | 6 |" in table
+    assert "b correct" in table and "f abstained" in table
+
+
+def test_the_abstained_tasks_with_a_reference_are_run_in_chain_mode() -> None:
+    import whole
+
+    engine = {"regrow40": {"results": [{"name": "a", "status": "abstained"}, {"name": "b", "status": "abstained"},
+                                       {"name": "c", "status": "not-fixed"}]}}
+    tasks = {"a": {"name": "a", "reference": "r.py::a"}, "b": {"name": "b"}, "c": {"name": "c", "reference": "r"}}
+
+    def candidates(suite: str, sample: int) -> tuple[list[dict[str, object]], str]:
+        return list(tasks.values()), "every task"
+
+    assert whole.abstained_tasks(engine, candidates, 48) == [{"name": "a", "reference": "r.py::a",
+                                                               "suite": "regrow40"}]
