@@ -80,7 +80,9 @@ def summary(engine: dict[str, Any], residue: list[dict[str, Any]], whole: list[d
         counts: Counter[str] = Counter()
         for result in passed.get("results", []):
             row = later.get((suite, result["name"]))
-            if row is None:  # the model is not called: the engine's verdict is chain mode's
+            if row is None and result["status"] in ("not-fixed", "timeout", ABSTAINED):
+                status, where = "not run", ""  # the model would have been called: left out (over --tasks)
+            elif row is None:  # the model is not called: the engine's verdict is chain mode's
                 status, where = result["status"], "engine"
             elif row["status"] in ("correct", "wrong", "unjudged"):
                 status, where = row["status"], fix_source({**row, "fix": True, "system": "regrow-chain"})
@@ -105,6 +107,7 @@ def markdown(data: dict[str, Any]) -> list[str]:
                ("correct locate", "locate"), ("correct rewrite", "rewrite"), ("wrong engine", "wrong: engine"),
                ("wrong choose", "choose"), ("wrong locate", "locate"), ("wrong rewrite", "rewrite"),
                ("abstained", "abstained"), ("not-fixed", "not fixed"), ("timeout", "timeout"), ("error", "error"),
+               ("not run", "not run (over --tasks)"),
                ("tokens", "model tokens")]
     lines = ["Chain mode on the whole suites (engine first; the model asked to choose where the engine abstained, "
              "to locate and rewrite where it found nothing; where the engine fixed a task the model is not called "

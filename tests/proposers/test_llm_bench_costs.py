@@ -55,14 +55,16 @@ def test_chain_mode_on_the_whole_suites_counts_each_fix_by_its_request() -> None
                {"suite": "regrow40", "task": "d", "status": "not-fixed", "operator": None}]
     runs = [{"suite": "regrow40", "task": "b", "status": "correct", "via": "choose"},
             {"suite": "engine2", "task": "f", "status": "abstained", "operator": None}]
+    engine["engine2"]["results"].append({"name": "g", "status": "not-fixed"})  # not selected: no model run
     data = whole.summary(engine, residue, runs, {"b": 100, "c": 500, "d": 900, "f": 50})
     assert data["suites"]["regrow40"] == {"tasks": 5, "correct engine": 1, "correct choose": 1, "correct locate": 1,
                                           "not-fixed": 1, "wrong engine": 1, "abstained, asked the model": 1,
                                           "tokens": 1500}
-    assert data["suites"]["engine2"] == {"tasks": 1, "abstained": 1, "abstained, asked the model": 1, "tokens": 50}
-    assert data["total"]["tasks"] == 6 and data["total"]["tokens"] == 1550
+    assert data["suites"]["engine2"] == {"tasks": 2, "abstained": 1, "abstained, asked the model": 1, "tokens": 50,
+                                         "not run": 1}
+    assert data["total"]["tasks"] == 7 and data["total"]["tokens"] == 1550
     table = "\n".join(whole.markdown(data))
-    assert "| regrow40 | 5 | 1 | 1 | 1 | 0 | 1 |" in table and "| all | 6 |" in table
+    assert "| regrow40 | 5 | 1 | 1 | 1 | 0 | 1 |" in table and "| all | 7 |" in table
     assert "b correct" in table and "f abstained" in table
 
 
