@@ -18,6 +18,7 @@ import re
 import textwrap
 
 from ..._target._target import FunctionNode
+from ._docstring import kept_docstring
 from ._edits import EditError, apply, edits_in
 from ._rules import MAX_REPLY_CHARS, Refused, Rules, check_changed, check_compiles, check_signature, syntax_where
 
@@ -293,6 +294,7 @@ def _assemble(tree: ast.Module, node: FunctionNode, lines: list[str], rules: Rul
     else:
         body = lines[node.lineno - 1 : node.end_lineno]
         source = textwrap.dedent("\n".join(body)).rstrip() + "\n"
+    source = kept_docstring(source, rules, notes)
     check_compiles(source, rules)
     check_changed(source, rules)
     return source
