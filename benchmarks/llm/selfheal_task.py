@@ -151,6 +151,19 @@ class Slot:
                     setattr(mod, self.name, self.raw)
 
 
+def forget_shadows(where: Path, root: Path) -> None:
+    """Forget a package of the target's name that this process imported from elsewhere, so the tests import
+    the task's copy: self-heal's own dependencies import ``idna`` (httpx does), and the tests of the task's
+    ``idna`` then ran on the installed one while its file was imported apart (a relative import fails
+    there). Those dependencies keep the module objects they hold."""
+    package = where.parts[0] if len(where.parts) > 1 else where.stem
+    home = root.resolve()
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        file = getattr(sys.modules[name], "__file__", None)
+        if file and home not in Path(file).resolve().parents:
+            del sys.modules[name]
+
+
 def find_module(path: Path) -> types.ModuleType:
     """The module the tests imported from ``path``; else ``path`` imported on its own (self-heal's CLI way)."""
     wanted = path.resolve()
@@ -249,6 +262,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     seconds = float(spec.get("call_seconds", 10.0))
     tests = list(task["tests"])
     where, _, qualname = task["target"].partition("::")
+    forget_shadows(Path(where), Path(task["root"]))
     collect = Reports()
     run_pytest(tests, collect, "--collect-only")
     slot = Slot(find_module(Path(where)), qualname)
