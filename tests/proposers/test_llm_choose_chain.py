@@ -204,3 +204,19 @@ def test_the_async_proposer_settles_too() -> None:
 
         (found,) = asyncio.run(main())
     assert found.source == RIGHT and found.via == "choose" and proposer.usage.calls == 1
+
+
+def test_with_choose_off_the_ambiguity_stands_and_the_model_is_not_called(
+        model: OpenAIServer, make_module: Callable[[str], types.ModuleType]) -> None:
+    from regrow.extend import Engine
+
+    mod = make_module(DOUBLE)
+    llm = proposer_for("openai:gpt-test", api_key="k", base_url=model.base_url, retry=FAST, limits=UNLIMITED,
+                       choose=False)
+    result = regrow.repair(mod.double, args=(3,), tests=[check_double], proposers=[Engine(), llm])
+
+    assert not result.ok and result.fix is None and result.installed is None
+    assert result.ambiguous is not None and len(result.ambiguous.candidates) == 2
+    assert "openai:gpt-test: not asked to choose (choose=False); nothing installed" in result.reason, result.reason
+    assert model.requests == []
+    assert mod.double(3) == 5

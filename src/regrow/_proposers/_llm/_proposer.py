@@ -52,7 +52,10 @@ class LLMProposer(BaseProposer):
     function anew first, its old body left out: :data:`~regrow._proposers._llm._strategy.SMALL_OPENING`);
     replies in either are accepted. ``locate`` (default: when an engine searched before, as in
     ``default_chain``) makes the session's first call a locate request (:mod:`._locate`): the model
-    names the line and an expression, the engine makes and judges the edits there.
+    names the line and an expression, the engine makes and judges the edits there. ``choose``
+    (default ``True``): where an earlier proposer's fixes all pass and disagree (the engine abstained),
+    ask the model to pick one (:mod:`._choose`); ``False`` leaves the ambiguity as it is, nothing
+    installed (a small model's pick is a guess: docs/llm.md, "Choose requests").
     ``evidence`` runs the checks on the original once before the first call, for at most
     ``evidence_timeout`` seconds each, to show the model what they saw. ``prompt_size`` is
     ``"compact"`` (the short prompt, its evidence bounded by ``evidence_budget`` tokens, and the
@@ -85,6 +88,7 @@ class LLMProposer(BaseProposer):
         prompt_size: PromptSize = "auto",
         evidence_budget: int = EVIDENCE_BUDGET,
         locate: bool | None = None,
+        choose: bool = True,
     ) -> None:
         self.transport = transport
         self.name = f"{transport.provider}:{transport.model}"
@@ -111,6 +115,7 @@ class LLMProposer(BaseProposer):
         self.opening: Opening = SMALL_OPENING if self.compact and edit_format == "auto" else self.edit_format
         self.evidence, self.evidence_timeout = evidence, evidence_timeout
         self.locate = locate  # None: a locate request first when an engine ran before (chain mode)
+        self.choose = choose
         self.usage = Usage()  # every session of this proposer
         self.last_usage = Usage()  # the latest session
         self.last_prompt_tokens = 0  # the estimate for the latest prompt sent
@@ -127,6 +132,9 @@ class LLMProposer(BaseProposer):
 
     def propose(self, request: Request) -> Iterator[Candidate]:
         run = _Run(self, request)
+        if request.ambiguity is not None and not self.choose:
+            self.last_stop = "not asked to choose (choose=False)"
+            return
         if request.ambiguity is not None:  # an earlier proposer's fixes disagree: settle, write none
             candidate = run.chosen(*self._call(run, run.choose_chat()))
             if candidate is not None:
@@ -146,6 +154,9 @@ class LLMProposer(BaseProposer):
     async def apropose(self, request: Request) -> AsyncIterator[Candidate]:
         """As :meth:`propose`, with the SDK's async client; never blocks the event loop."""
         run = _Run(self, request)
+        if request.ambiguity is not None and not self.choose:
+            self.last_stop = "not asked to choose (choose=False)"
+            return
         if request.ambiguity is not None:
             candidate = run.chosen(*await self._acall(run, run.choose_chat()))
             if candidate is not None:
