@@ -3,6 +3,7 @@ and judges the edits there. Malformed and hostile replies end in clear verdicts 
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib.util
 import json
@@ -103,7 +104,8 @@ def test_malformed_and_hostile_replies_are_refused_with_their_reason(reply: str,
 ])
 def test_a_whole_fixed_line_is_taken_as_the_engine_can_use_it(use: str, taken: str) -> None:
     located = parse_locate(json.dumps({"line": 2, "edit": "operator|constant|name", "use": use}), 5)
-    assert [(s.line, s.kind, s.use) for s in located.spots] == [(2, "other", taken)]  # a copied template: other
+    assert [(s.line, s.kind) for s in located.spots] == [(2, "other")]  # a copied template: other
+    assert ast.dump(ast.parse(located.spots[0].use)) == ast.dump(ast.parse(taken))  # unparse's spelling varies
     assert located.notes == ()
 
 
@@ -172,7 +174,7 @@ def test_a_statement_the_model_wrote_is_put_in_place_of_the_line(
                            evidence=False, limits=UNLIMITED)
         candidates = list(llm.propose(request))
     assert candidates, "the engine found nothing with the model's statement"
-    assert "first, second = (second, first)" in candidates[0].source
+    assert "first, second = " in candidates[0].source and "second, first" in candidates[0].source
     assert candidates[0].operator.startswith("call 1 locate: suggested")
     namespace: dict[str, Any] = {}
     exec(candidates[0].source, namespace)
