@@ -48,6 +48,7 @@ import sys
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -278,23 +279,12 @@ def run_systems(tasks: list[dict[str, Any]], args: argparse.Namespace, out: Path
                 if (system, task["name"]) in done:
                     continue
                 server.mark(f"{system}|{task['name']}")
-                started = time.monotonic()
                 work = out / "work" / system / task["name"]
-                try:
-                    if system == "self-heal":
-                        row = run_self_heal(task, args, work, base_url)
-                    else:
-                        result = run_bench(out / "tasks.toml", work, system.split("-")[1], jobs=1,
-                                           timeout=args.timeout, task=task["name"], env=env, model=model)[0]
-                        row = {"status": result["status"], "reason": result.get("reason", ""),
-                               "operator": result.get("operator"), "via": result.get("via"),
-                               "patch": result.get("patch"),
-                               "counterexample": result.get("counterexample"),
-                               "judged_calls": result.get("judged_calls"), "engine": result.get("engine") or {}}
-                except Exception as exc:  # one broken run must not end the benchmark
-                    row = {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
-                row.update(system=system, task=task["name"], suite=task["suite"],
-                           wall=round(time.monotonic() - started, 3))
+                if system == "self-heal":
+                    row = model_run(system, task, run_self_heal, task, args, work, base_url)
+                else:
+                    row = model_run(system, task, bench_row, out / "tasks.toml", work, system.split("-")[1], task,
+                                    args.timeout, env, model)
                 rows.append(row)
                 rows_file.write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
                 print(f"  [{number}/{len(tasks)}] {task['name']} {system}: {row['status']} ({row['wall']:.0f}s)",
@@ -303,6 +293,27 @@ def run_systems(tasks: list[dict[str, Any]], args: argparse.Namespace, out: Path
     finally:
         server.stop()
     return rows
+
+
+def model_run(system: str, task: dict[str, Any], run: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """One system's run of one task (``run(*args)`` makes its row), labelled and timed; an error ends the run,
+    not the benchmark."""
+    started = time.monotonic()
+    try:
+        row = run(*args)
+    except Exception as exc:  # one broken run must not end the benchmark
+        row = {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
+    row.update(system=system, task=task["name"], suite=task["suite"], wall=round(time.monotonic() - started, 3))
+    return row
+
+
+def bench_row(manifest: Path, work: Path, proposer: str, task: dict[str, Any], timeout: float,
+              env: dict[str, str], model: str) -> dict[str, Any]:
+    """``regrow bench --proposer PROPOSER`` on one task of ``manifest`` against the model server: its row."""
+    result = run_bench(manifest, work, proposer, jobs=1, timeout=timeout, task=task["name"], env=env, model=model)[0]
+    return {"status": result["status"], "reason": result.get("reason", ""), "operator": result.get("operator"),
+            "via": result.get("via"), "patch": result.get("patch"), "counterexample": result.get("counterexample"),
+            "judged_calls": result.get("judged_calls"), "engine": result.get("engine") or {}}
 
 
 def run_self_heal(task: dict[str, Any], args: argparse.Namespace, work: Path, base_url: str) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -49,15 +48,8 @@ def run_whole(tasks: list[dict[str, Any]], args: Any, out: Path, run: Any) -> li
     try:
         for number, task in enumerate(tasks, start=1):
             server.mark(f"{SYSTEM}|{task['name']}")
-            started = time.monotonic()
-            try:
-                result = run.run_bench(out / "whole.toml", out / "work" / SYSTEM / task["name"], "chain", jobs=1,
-                                       timeout=args.timeout, task=task["name"], env=env,
-                                       model=f"openai:{args.model_name}")[0]
-                row = {k: result.get(k) for k in ("status", "reason", "operator", "via", "patch")}
-            except Exception as exc:  # one broken run must not end the benchmark
-                row = {"status": "error", "reason": f"{type(exc).__name__}: {exc}"}
-            row.update(system=SYSTEM, task=task["name"], suite=task["suite"], wall=round(time.monotonic() - started, 3))
+            row = run.model_run(SYSTEM, task, run.bench_row, out / "whole.toml", out / "work" / SYSTEM / task["name"],
+                                "chain", task, args.timeout, env, f"openai:{args.model_name}")
             rows.append(row)
             (out / "whole.json").write_text(json.dumps(rows, indent=1, default=str) + "\n", encoding="utf-8")
             print(f"  [whole {number}/{len(tasks)}] {task['name']} chain: {row['status']} ({row['wall']:.0f}s)",

@@ -80,3 +80,13 @@ def test_the_abstained_tasks_with_a_reference_are_run_in_chain_mode() -> None:
 
     assert whole.abstained_tasks(engine, candidates, 48) == [{"name": "a", "reference": "r.py::a",
                                                                "suite": "regrow40"}]
+
+
+def test_a_run_that_breaks_is_an_error_row_not_the_end_of_the_benchmark(tmp_path: Path) -> None:
+    task = {"name": "t", "suite": "regrow40"}
+    row = run.model_run("regrow-chain", task, run.bench_row, tmp_path / "missing.toml", tmp_path / "work", "chain",
+                        task, 5.0, {}, "openai:m")
+    assert row["status"] == "error" and row["reason"].startswith("RuntimeError: regrow bench exited")
+    assert (row["system"], row["task"], row["suite"]) == ("regrow-chain", "t", "regrow40") and row["wall"] >= 0
+    ok = run.model_run("self-heal", task, lambda status: {"status": status}, "not-fixed")
+    assert ok["status"] == "not-fixed" and ok["system"] == "self-heal"

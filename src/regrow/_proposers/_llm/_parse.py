@@ -18,7 +18,7 @@ import re
 import textwrap
 
 from ..._target._target import FunctionNode
-from ._docstring import kept_docstring
+from ._docstring import has_docstring, kept_docstring
 from ._edits import EditError, apply, edits_in
 from ._rules import MAX_REPLY_CHARS, Refused, Rules, check_changed, check_compiles, check_signature, syntax_where
 
@@ -283,7 +283,7 @@ def _assemble(tree: ast.Module, node: FunctionNode, lines: list[str], rules: Rul
         # Imports and helpers go inside the function: a candidate is one definition, and nothing at
         # module level is ever executed when a fix is installed.
         node.decorator_list = []
-        position = 1 if _docstring(node) else 0
+        position = 1 if has_docstring(node) else 0
         node.body[position:position] = [*imports, *helpers]
         source = ast.unparse(node) + "\n"
         if imports:
@@ -374,11 +374,6 @@ def _strip_decorators(node: FunctionNode, notes: list[str]) -> bool:
 
 def _is_regrow(decorator: ast.expr) -> bool:
     return bool(_REGROW_DECORATOR.search(ast.unparse(decorator)))
-
-
-def _docstring(node: FunctionNode) -> bool:
-    first = node.body[0] if node.body else None
-    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
 
 
 def _first_line(text: str) -> str:
