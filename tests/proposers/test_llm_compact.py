@@ -10,7 +10,9 @@ earlier candidates as one line each, and a reply cap sized from the function.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +20,11 @@ from llm_servers import OpenAIServer, Text, failing_request, greedy
 from llm_servers import chat_of as sent
 
 import regrow
+import regrow._proposers._engine
 import regrow.extend
+from regrow._cli._main import main
 from regrow._proposers._llm import LLMProposer, RetryPolicy, proposer_for
+from regrow._proposers._llm import _compact as compact
 from regrow._proposers._llm._compact import gist
 from regrow._proposers._llm._edits import search_replace
 from regrow._proposers._llm._prompt import Prior, build_prompt, estimate_tokens
@@ -245,8 +250,8 @@ def test_earlier_candidates_are_told_a_small_model_in_one_line_each_without_thei
 
     _, user, _ = sent(server.requests[1])
     listed = user[user.index("## Earlier candidates that failed"):].split("\n\n")[0].splitlines()
-    assert len(listed) == 2 and listed[1].startswith(f"- openai:{SMALL} call 1: rejected by the checks: ")
-    assert "assert 7 == 2.5" in listed[1]  # why it failed, in its line …
+    assert len(listed) == 2 and listed[1].startswith("- call 1: check_even: ")  # not the model's name again
+    assert "median_a([1, 2, 3, 10]) returned 7; expected 2.5" in listed[1]  # why it failed, in its line …
     assert "ordered[0] * 7" not in user  # … and not the code, which a greedy model would send again
     full = proposer_for("openai:gpt-5", api_key="k", base_url=server.base_url, retry=FAST)
     server.add(*[greedy(lambda system, user, params: wrong)] * 3)
@@ -394,3 +399,85 @@ def test_a_reply_cut_off_after_a_complete_function_keeps_the_function(server: Op
     result = repair(median_g, proposer)
     assert result.ok and result.fix is not None and "check_even" not in result.fix.source
     assert proposer.last_usage.calls == 2  # the function cut off in its middle was refused, not guessed at
+
+
+DURATION = '''\
+def parse_duration(text):
+    """'1h30m' -> seconds."""
+    total, number = 0, ""
+    for ch in text:
+        if ch.isdigit():
+            number += ch
+        elif ch == "h":
+            total += int(number) * 3600
+            number = ""
+        else:
+            number = ""
+    return total
+'''
+DURATION_TESTS = '''\
+from durations import parse_duration
+
+
+def test_hours():
+    assert parse_duration("2h") == 7200
+
+
+def test_minutes():
+    assert parse_duration("30m") == 1800
+
+
+def test_combined():
+    assert 5400 == parse_duration("1h30m")
+'''
+ONE_UNIT = ('```python\ndef parse_duration(text):\n    """\'1h30m\' -> seconds."""\n    units = {"h": 3600, "m": 60}\n'
+            '    return int(text[:-1]) * units[text[-1]]\n```')
+DURATION_FIX = ('```python\ndef parse_duration(text):\n    """\'1h30m\' -> seconds."""\n    total, number = 0, ""\n'
+                '    for ch in text:\n        if ch.isdigit():\n            number += ch\n        else:\n'
+                '            total += int(number) * {"h": 3600, "m": 60, "s": 1}[ch]\n            number = ""\n'
+                '    return total\n```')
+
+
+def test_a_small_model_is_told_pytests_failures_plainly_and_earlier_candidates_briefly(
+        server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # bench-llm: a 1.5B model read `assert 3600 == 5400 / +  where 3600 = parse_duration('1h30m')` as the rule
+    # `parse_duration("1h30m") == 3600` and wrote it below its rewrite; and each earlier candidate cost ~30 tokens of
+    # the model's own name and the test file's path twice.
+    (tmp_path / "durations.py").write_text(DURATION)
+    (tmp_path / "test_durations.py").write_text(DURATION_TESTS)
+    monkeypatch.chdir(tmp_path)
+    proposer = small(server)
+    monkeypatch.setattr(regrow._proposers._engine, "Engine", lambda: proposer)  # the model in the engine's place
+    server.add(Text(ONE_UNIT), Text(DURATION_FIX))
+
+    assert main(["heal", "durations.py::parse_duration", "--test", "test_durations.py"], out=io.StringIO()) == 0
+
+    first, second = (sent(request)[1] for request in server.requests)
+    seen = first.split("## What the failing tests saw\n", 1)[1].split("\n\n")[0].splitlines()
+    assert seen[0] == "- test_minutes: parse_duration('30m') returned 0; expected 1800"
+    assert "- test_combined: parse_duration('1h30m') returned 3600; expected 5400" in seen  # expected on the left
+    assert "where" not in first and "assert 0 == 1800" not in first
+    assert "## The failure" not in first  # it said what the first line above says
+    earlier = second.split("## Earlier candidates that failed (do not send any of them again)\n", 1)[1]
+    assert earlier.startswith("- call 1: test_combined failed: ValueError: invalid literal for int()"), earlier
+    assert "openai:" not in second and "pytest:" not in second and ".py::" not in second
+    assert estimate_tokens(earlier.split("\n\n")[0]) < 30  # it costs a short line
+
+
+def test_a_failure_no_check_repeats_is_still_told() -> None:
+    request = failing_request(price, "₹1,299")
+    assert "## The failure\nValueError: could not convert string to float" in compact.failure(request, None)
+
+
+@pytest.mark.parametrize(("told", "said"), [
+    ("assert True is False / +  where True = balanced('([)]')", "balanced('([)]') returned True; expected False"),
+    ("assert 'a = b' == 'a=b' / +  where 'a = b' = fmt('a', 'b')", "fmt('a', 'b') returned 'a = b'; expected 'a=b'"),
+    ("assert 2 != 2 / +  where 2 = half(4)", "half(4) returned 2; expected anything but 2"),
+    ("check_x: assert f(1) == 2 — assert 3 == 2 / +  where 3 = f(1)", "check_x: assert f(1) == 2 — f(1) returned 3; "
+                                                                      "expected 2"),
+    ("assert 3 in [1, 2] / +  where 3 = f(1)", "assert 3 in [1, 2] / +  where 3 = f(1)"),  # not a comparison it knows
+    ("assert 4 == 2", "assert 4 == 2"),  # which side the function returned is not said
+    ("ValueError: bad / +  where x = y", "ValueError: bad / +  where x = y"),
+])
+def test_a_pytest_explanation_is_said_plainly_only_where_it_says_which_side_was_returned(told: str, said: str) -> None:
+    assert compact.plain(told) == said

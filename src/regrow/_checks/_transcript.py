@@ -42,6 +42,11 @@ class Recorder:
         self.calls: list[list[Any]] = []
         functools.update_wrapper(self, fn)
 
+    def __repr__(self) -> str:
+        """The function's name: an assertion's explanation reads ``where 7 = median([1, 2])``, not the address of
+        an object of regrow's that means nothing to the user or a model, and differs every run."""
+        return str(getattr(self.fn, "__name__", None) or repr(self.fn))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         before = encode([list(args), kwargs])
         try:

@@ -18,7 +18,9 @@ reply as it stands. Everything past the function, the failure and the request is
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
+from collections.abc import Iterable, Sequence
 
 from .._proposer import Request
 from . import _sections as sections
@@ -92,12 +94,80 @@ def _head(request: Request) -> str:
     return mask_shapes("\n".join([*lines[start:max(end, start + 1)], f"{indent}..."]))
 
 
-def failure(request: Request) -> str:
+def failure(request: Request, evidence: Evidence | None = None) -> str:
+    """The error and where it happened; the error is left out when the first failing check's line below
+    says it already (in bench-llm it repeated that line in every prompt: some 20 tokens a call)."""
     target, failed = request.target, request.failure
-    what = [f"## The failure\n{unstopped(cap(f'{failed.exc_type}: {failed.message}'.rstrip(': '), 300))}"]
+    what = [] if _told_below(failed.message, evidence) else [
+        f"## The failure\n{unstopped(cap(f'{failed.exc_type}: {failed.message}'.rstrip(': '), 300))}"]
     if failed.lineno and failed.lineno >= target.def_lineno:
         what.append(f"It failed at {shown(target, failed.lineno - target.def_lineno + 1)}")
     return "\n".join(what)
+
+
+def _told_below(message: str, evidence: Evidence | None) -> bool:
+    if evidence is None or not evidence.failing or not message.strip():
+        return False
+    first = evidence.failing[0]
+    core = _NODE_FAILED.sub("", message.strip(), count=1)
+    return core in gist(first.explanation or first.reason) or core in first.reason
+
+
+_NODE_FAILED = re.compile(r"^\S+ failed: ")
+_WHERE = re.compile(r"^\+\s+where (.+)$")
+_EXPECTS = {"==": "expected {}", "is": "expected {}", "!=": "expected anything but {}"}
+
+
+def plain(told: str) -> str:
+    """pytest's ``assert A == B / +  where A = f(x)`` said plainly: ``f(x) returned A; expected B``.
+
+    A small model read ``assert 3600 == 5400 / +  where 3600 = parse_duration('1h30m')`` as the rule
+    ``parse_duration('1h30m') == 3600`` (bench-llm: it wrote that assert below its rewrite). Only an
+    assertion whose ``where`` names one side of a comparison is rewritten; anything else is kept."""
+    parts = told.split(" / ")
+    for index, part in enumerate(parts[:-1]):
+        where = _WHERE.match(parts[index + 1].strip())
+        start = 0 if part.startswith("assert ") else part.rfind(" assert ") + 1
+        if where is None or not part.startswith("assert ", start):
+            continue
+        said = _said(part[start + len("assert "):], where.group(1))
+        if said:
+            return " / ".join([*parts[:index], part[:start] + said, *parts[index + 2:]])
+    return told
+
+
+def _said(comparison: str, where: str) -> str:
+    for split in (i for i in range(len(where)) if where.startswith(" = ", i)):
+        value, call = where[:split], where[split + 3:]
+        for op, expects in _EXPECTS.items():
+            if comparison.startswith(f"{value} {op} "):
+                other = comparison[len(f"{value} {op} "):]
+            elif comparison.endswith(f" {op} {value}"):
+                other = comparison[:-len(f" {op} {value}")]
+            else:
+                continue
+            return f"{call} returned {value}; " + expects.format(other)
+    return ""
+
+
+def proposer_names(labels: Iterable[str]) -> tuple[str, ...]:
+    """The proposers named in earlier candidates' labels (``"openai:model call 2"`` names ``openai:model``)."""
+    return tuple(sorted({label.rsplit(" call ", 1)[0] for label in labels if " call " in label}, key=len,
+                        reverse=True))
+
+
+def briefly(text: str, names: Sequence[str] = ()) -> str:
+    """A reason or a label in the words a model needs: ``call 2`` rather than ``openai:qwen… call 2``, the
+    failing test by its name rather than ``pytest:tests/test_x.py: tests/test_x.py::test_y`` (some 30
+    tokens an earlier candidate in bench-llm, none of them evidence)."""
+    for name in names:
+        text = text.replace(f"{name} call ", "call ")
+    text = _CHECK_PREFIX.sub("", text, count=1)
+    return plain(_NODE_PATH.sub("", text).replace(" + where ", " / +  where "))
+
+
+_CHECK_PREFIX = re.compile(r"^pytest:[^\s:]+: |^test:(?=\S)")
+_NODE_PATH = re.compile(r"(?<![\w./-])[\w./-]+\.py::")
 
 
 def seen(request: Request, evidence: Evidence | None) -> list[str]:
@@ -107,11 +177,11 @@ def seen(request: Request, evidence: Evidence | None) -> list[str]:
     runs = evidence.failing
 
     def one(run: Seen, limit: int) -> str:
-        name = run.check.rsplit("::", 1)[-1]
+        name = briefly(run.check.rsplit("::", 1)[-1])
         if run.timed_out:
             told = sections._stopped(request.target, run, evidence)
         else:
-            told = unstopped(gist(run.explanation or run.reason), evidence.limit)
+            told = unstopped(plain(gist(run.explanation or run.reason)), evidence.limit)
         call = ""
         if run.call and len(run.call) <= limit and (run.outcome or f"{request.target.name}(" not in told):
             call = f"; the call `{run.call}` {run.outcome}".rstrip()

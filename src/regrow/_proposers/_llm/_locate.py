@@ -85,8 +85,8 @@ def locate_prompt(request: Request, evidence: Evidence | None) -> Prompt:
     request = disclosed(request)
     test = compact.tests(request, evidence)
     parts = [f"## The function `{request.target.name}`, its lines numbered\n```\n{numbered(request)}\n```",
-             compact.failure(request), compact.seen(request, evidence)[0], compact.suspicious(request, evidence)[0],
-             test[1] if len(test) > 1 else test[0], ask(request)]
+             compact.failure(request, evidence), compact.seen(request, evidence)[0],
+             compact.suspicious(request, evidence)[0], test[1] if len(test) > 1 else test[0], ask(request)]
     user = "\n\n".join(part for part in parts if part)
     return Prompt(SYSTEM, user, estimate_tokens(SYSTEM) + estimate_tokens(user))
 

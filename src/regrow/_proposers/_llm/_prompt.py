@@ -138,7 +138,7 @@ def _compact_sections(request: Request, priors: Sequence[Prior], options: Prompt
                       strategy: Strategy) -> dict[str, list[str]]:
     """The compact prompt's sections (see :mod:`._compact`), in the order they are shown."""
     line = sections.focus_line(request, evidence)
-    parts = {"function": [compact.function(request, strategy)], "failure": [compact.failure(request)],
+    parts = {"function": [compact.function(request, strategy)], "failure": [compact.failure(request, evidence)],
              "seen": compact.seen(request, evidence),
              "suspicious": [""] if strategy.rewrite else compact.suspicious(request, evidence),
              "tests": compact.tests(request, evidence)}
@@ -150,7 +150,8 @@ def _compact_sections(request: Request, priors: Sequence[Prior], options: Prompt
         parts["focus"] = [sections.focus(request, line)]
     if options.prompt_extra.strip():
         parts["extra"] = ["## Extra instructions from the user\n" + options.prompt_extra.strip()]
-    parts["ask"] = [compact.ask(request, strategy, line)]
+    names = compact.proposer_names(prior.label for prior in priors)
+    parts["ask"] = [compact.briefly(compact.ask(request, strategy, line), names)]
     return parts
 
 
@@ -278,9 +279,16 @@ def _status(prior: Prior) -> str:
 
 
 def _listed(priors: Sequence[Prior]) -> str:
-    """The compact prompt's earlier candidates: one line each, the reason without the code."""
-    lines = [f"- {p.label}: {_status(p)}: {cap(' '.join(p.reason.split()), 200)}" for p in priors]
-    return "## Earlier candidates that failed (do not send any of them again)\n" + "\n".join(lines)
+    """The compact prompt's earlier candidates: one line each, the reason without the code, in fewer words
+    (see :func:`._compact.briefly`); a candidate the checks rejected is told by the check that failed."""
+    names = compact.proposer_names(prior.label for prior in priors)
+
+    def line(prior: Prior) -> str:
+        reason = cap(compact.briefly(" ".join(prior.reason.split()), names), 200)
+        status = "" if prior.ran and not prior.kind else f"{_status(prior)}: "
+        return f"- {compact.briefly(prior.label, names)}: {status}{reason}"
+
+    return "## Earlier candidates that failed (do not send any of them again)\n" + "\n".join(map(line, priors))
 
 
 def _priors(priors: Sequence[Prior]) -> dict[str, list[str]]:
