@@ -481,3 +481,28 @@ def test_a_failure_no_check_repeats_is_still_told() -> None:
 ])
 def test_a_pytest_explanation_is_said_plainly_only_where_it_says_which_side_was_returned(told: str, said: str) -> None:
     assert compact.plain(told) == said
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __copy__(self):  # type: ignore[no-untyped-def]
+        """A new clock at the same time."""
+        return self
+
+
+def check_copy(fn: Any) -> None:
+    clock = Clock()
+    assert fn(clock) is not clock
+
+
+def test_objects_are_shown_without_their_addresses(server: OpenAIServer) -> None:
+    # `<cachetools._TimedCache._Timer object at 0x7fe84fb70250>` three times a prompt in bench-llm, each address
+    # different: tokens that say nothing, and a failure that never read as the same as the check's line below it.
+    server.add(Text(fenced('def __copy__(self):\n    """A new clock at the same time."""\n    return copy.copy(self)\n')))
+    regrow.repair(Clock.__copy__, (Clock(),), tests=[check_copy], proposers=[small(server)], install=False)
+
+    _, user, _ = sent(server.requests[0])
+    assert f"the call `__copy__(self=<{__name__}.Clock object>)` returned <{__name__}.Clock object>" in user
+    assert " at 0x" not in user and "## The failure" not in user

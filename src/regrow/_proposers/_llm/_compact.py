@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from .._proposer import Request
 from . import _sections as sections
-from ._evidence import Evidence, Seen, mask_shapes
+from ._evidence import Evidence, Seen, mask_shapes, without_addresses
 from ._sections import cap, shown, unstopped
 from ._strategy import Strategy
 
@@ -98,8 +98,9 @@ def failure(request: Request, evidence: Evidence | None = None) -> str:
     """The error and where it happened; the error is left out when the first failing check's line below
     says it already (in bench-llm it repeated that line in every prompt: some 20 tokens a call)."""
     target, failed = request.target, request.failure
-    what = [] if _told_below(failed.message, evidence) else [
-        f"## The failure\n{unstopped(cap(f'{failed.exc_type}: {failed.message}'.rstrip(': '), 300))}"]
+    message = without_addresses(failed.message)
+    what = [] if _told_below(message, evidence) else [
+        f"## The failure\n{unstopped(cap(f'{failed.exc_type}: {message}'.rstrip(': '), 300))}"]
     if failed.lineno and failed.lineno >= target.def_lineno:
         what.append(f"It failed at {shown(target, failed.lineno - target.def_lineno + 1)}")
     return "\n".join(what)

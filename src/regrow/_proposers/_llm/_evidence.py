@@ -46,6 +46,7 @@ _HIDDEN = (*OWN, f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}")
 _LONG_RUN = re.compile(r"[\w.-]{201,}")
 _CARETS = re.compile(r"^\s*[\^~]+\s*$")  # 3.11's markers under a frame's line: tokens spent on nothing
 _FUNCTION_REPR = re.compile(r"<(?:function|bound method) ([\w.<>]+?)(?: of .*?)? at 0x[0-9a-fA-F]+>")
+_OBJECT_REPR = re.compile(r"<([\w.<>]+) object at 0x[0-9a-fA-F]+>")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,9 +252,10 @@ def observe(target: Target, check: Check, limit: float) -> Seen:
         return Seen(check.name, True, frozenset(tracer.lines), duration, hits=dict(tracer.hits))
     frame, line = _own_frame(target, error)
     call, outcome = calls[-1] if calls else (_last_call(target, tracer), "")
+    call, outcome = without_addresses(call), without_addresses(outcome)
     reason = f"did not finish in {limit:g}s" if timed_out else _reason(error, result)
     return Seen(check.name, False, frozenset(tracer.lines), duration, timed_out,
-                failing_line=None if timed_out else line, reason=reason,
+                failing_line=None if timed_out else line, reason=without_addresses(reason),
                 explanation="" if timed_out else _clean(explanation or _explain(error)),
                 traceback=_user_traceback(error), call=call, outcome=outcome, hits=dict(tracer.hits),
                 stopped_line=line if timed_out else None,
@@ -344,7 +346,12 @@ def _explain(error: BaseException | None) -> str:
 
 def _clean(text: str) -> str:
     """``<function f at 0x7f…>`` as ``f``: addresses say nothing to a model and change every run."""
-    return _FUNCTION_REPR.sub(r"\1", redacted(text))
+    return without_addresses(redacted(text))
+
+
+def without_addresses(text: str) -> str:
+    """``<function f at 0x7f…>`` as ``f`` and ``<mod.Timer object at 0x7f…>`` as ``<mod.Timer object>``."""
+    return _OBJECT_REPR.sub(r"<\1 object>", _FUNCTION_REPR.sub(r"\1", text))
 
 
 def _user_traceback(error: BaseException | None) -> str:
