@@ -124,7 +124,7 @@ def test_fixes_that_pass_weak_tests_and_disagree_are_not_installed(run: tuple[di
     best = abstained["abstained_best"]
     assert best["status"] == "wrong"
     counterexample = best["counterexample"]  # whichever wrong edit the engine ranks first, a call shows it
-    assert "reference returned (" in counterexample and "fix returned (" in counterexample
+    assert re.search(r"reference returned (True|False), fix returned (True|False)", counterexample), counterexample
     assert "abstained 1 (candidates disagreed; the best ranked would have been correct 0, wrong 1)" in printed
 
 
@@ -165,7 +165,7 @@ def test_a_model_s_wrong_fix_is_reported_wrong(suite: Path, tmp_path: Path, monk
     wrong = task(data, "weak_prime")
     assert "+    for divisor in range(3, int(n + 0.5) + 1):" in wrong["patch"]
     assert wrong["status"] == "wrong" and wrong["correct"] is False
-    assert "reference returned (True" in wrong["counterexample"] and "fix returned (False" in wrong["counterexample"]
+    assert wrong["counterexample"] == "f(3): reference returned True, fix returned False"
 
 
 DOUBLING = {  # a suite of one task whose one test lets two fixes through: `n * 2` and `n + 3`
@@ -277,7 +277,7 @@ def test_a_fix_that_kills_the_worker_where_the_reference_returns_is_wrong(judgin
     verdict = judging("def parse_count(text):\n    if text == '12':\n        __import__('os')._exit(3)\n"
                       "    value = int(text)\n    return value if value >= 0 else -1\n")
     assert verdict["status"] == "wrong"
-    assert verdict["counterexample"].startswith("f('12'): reference returned (12, ('12',), {}), fix ended the worker")
+    assert verdict["counterexample"].startswith("f('12'): reference returned 12, fix ended the worker")
     assert verdict["judged_calls"] > 5  # the other calls of its chunk were judged one by one
 
 

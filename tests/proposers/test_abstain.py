@@ -30,7 +30,7 @@ def _check_ambiguity(ambiguity: Ambiguity | None) -> None:
     assert "4" in ambiguity.inputs  # n = 4 separates them
     at = ambiguity.inputs.index("4")
     outputs = sorted(output[at] for output in ambiguity.outputs)
-    assert outputs[0].startswith("returned (7,") and outputs[1].startswith("returned (8,")
+    assert outputs == ["returned 7", "returned 8"]  # what each returned, as a reader says it
     assert "return n + 2" in ambiguity.original
 
 
@@ -281,3 +281,20 @@ def test_a_condition_the_tests_pass_is_judged_beside_larger_edits_of_it(make_mod
     assert {"if cur < prev:"} < conditions, conditions
     assert conditions & {"if cur != prev + 1:", "if cur - 1 != prev:"}, conditions  # (one answer: either)
     assert mod.is_gap(1, 2) is True  # still the original
+
+
+def test_a_behaviour_says_what_the_call_returned_and_how_it_left_its_arguments() -> None:
+    from regrow._checks._inputs import Call, observe
+
+    def in_place(xs, key=None):
+        xs.sort(key=key)
+
+    def copied(xs, key=None):
+        return sorted(xs, key=key)
+
+    assert observe(copied, Call(([3, 1, 2],), {})) == "returned [1, 2, 3]"  # its arguments as they came
+    assert observe(in_place, Call(([3, 1, 2],), {})) == "returned None, leaving the arguments as ([1, 2, 3],)"
+    assert observe(in_place, Call(([3, 1, 2],), {"key": None})) == (
+        "returned None, leaving the arguments as ([1, 2, 3],) and {'key': None}")
+    # Two calls that return the same but leave their arguments differently are two behaviours.
+    assert observe(in_place, Call(([2, 1],), {})) != observe(lambda xs: None, Call(([2, 1],), {}))
