@@ -500,7 +500,8 @@ def check_copy(fn: Any) -> None:
 def test_objects_are_shown_without_their_addresses(server: OpenAIServer) -> None:
     # `<cachetools._TimedCache._Timer object at 0x7fe84fb70250>` three times a prompt in bench-llm, each address
     # different: tokens that say nothing, and a failure that never read as the same as the check's line below it.
-    server.add(Text(fenced('def __copy__(self):\n    """A new clock at the same time."""\n    return copy.copy(self)\n')))
+    server.add(Text(fenced('def __copy__(self):\n    """A new clock at the same time."""\n'
+                           '    return copy.copy(self)\n')))
     regrow.repair(Clock.__copy__, (Clock(),), tests=[check_copy], proposers=[small(server)], install=False)
 
     _, user, _ = sent(server.requests[0])
