@@ -15,6 +15,10 @@ from collections import Counter, defaultdict
 from typing import Any
 
 
+# How regrow's fix requests begin: the compact prompt's system text, and the full one's.
+REGROW_SYSTEMS = ("You fix a bug in one Python function", "You repair one Python function")
+
+
 def asked(record: dict[str, Any]) -> str:
     messages = record.get("messages") or [{}]
     system = str(messages[0].get("content", ""))
@@ -23,8 +27,7 @@ def asked(record: dict[str, Any]) -> str:
         return "locate"
     if system.startswith("You settle an ambiguous repair"):  # regrow's choose request
         return "choose"
-    if "<<<<<<< SEARCH" not in system and "SEARCH/REPLACE" not in system and "Focus" not in user \
-            and "old body" not in user and "## The failure" not in user:
+    if not system.startswith(REGROW_SYSTEMS):  # since 37968b2 a compact prompt may have no "## The failure"
         return "self-heal"
     kind = "rewrite" if "old body is wrong and left out" in user else "edit" if "<<<<<<< SEARCH" in system else "whole"
     if kind == "rewrite" and "step by step from its docstring" in user:

@@ -90,3 +90,31 @@ def test_a_run_that_breaks_is_an_error_row_not_the_end_of_the_benchmark(tmp_path
     assert (row["system"], row["task"], row["suite"]) == ("regrow-chain", "t", "regrow40") and row["wall"] >= 0
     ok = run.model_run("self-heal", task, lambda status: {"status": status}, "not-fixed")
     assert ok["status"] == "not-fixed" and ok["system"] == "self-heal"
+
+
+def total(prices):  # type: ignore[no-untyped-def]
+    return sum(prices) * 2
+
+
+def test_each_request_is_told_by_who_asked_it_whatever_its_sections() -> None:
+    import formats
+
+    from regrow._evidence._failure import check_failure
+    from regrow._proposers._llm import proposer_for
+    from regrow._proposers._llm._prompt import build_prompt
+    from regrow._proposers._llm._proposer import _Run
+    from regrow._proposers._llm._strategy import Strategy
+    from regrow.extend import Request, Target
+
+    target = Target.of(total)
+    request = Request(target, check_failure("test", total, "test_total failed: assert 12 == 6"), [], [], 1, 1e12)
+    proposer = proposer_for("openai:qwen2.5-coder-1.5b-instruct", api_key="k", base_url="http://127.0.0.1:9/v1")
+    strategy = _Run(proposer, request).ladder.current()
+    kinds = {}
+    for name, shown in (("whole", Strategy("whole", compact=True)), ("first", strategy)):
+        prompt = build_prompt(request, [], proposer.prompt_options, None, shown)
+        kinds[name] = formats.asked({"messages": [{"content": prompt.system}, {"content": prompt.user}]})
+    assert kinds == {"whole": "whole", "first": "rewrite"}  # a compact request, with or without "## The failure"
+    self_heal = {"messages": [{"content": "You are a Python code repair expert. Given a function and its error"},
+                              {"content": "Function:\ndef total(prices): ..."}]}
+    assert formats.asked(self_heal) == "self-heal"
