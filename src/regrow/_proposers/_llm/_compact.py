@@ -157,13 +157,18 @@ def proposer_names(labels: Iterable[str]) -> tuple[str, ...]:
                         reverse=True))
 
 
-def briefly(text: str, names: Sequence[str] = ()) -> str:
-    """A reason or a label in the words a model needs: ``call 2`` rather than ``openai:qwen… call 2``, the
-    failing test by its name rather than ``pytest:tests/test_x.py: tests/test_x.py::test_y`` (some 30
-    tokens an earlier candidate in bench-llm, none of them evidence)."""
+def unnamed(text: str, names: Sequence[str]) -> str:
+    """``call 2`` rather than ``openai:qwen… call 2``: which proposer made a candidate tells a model nothing."""
     for name in names:
         text = text.replace(f"{name} call ", "call ")
-    text = _CHECK_PREFIX.sub("", text, count=1)
+    return text
+
+
+def briefly(text: str, names: Sequence[str] = ()) -> str:
+    """A reason or a label in the words a model needs: :func:`unnamed`, and the failing test by its name
+    rather than ``pytest:tests/test_x.py: tests/test_x.py::test_y`` (some 30 tokens an earlier candidate
+    in bench-llm, none of them evidence), its assertion said :func:`plain`ly."""
+    text = _CHECK_PREFIX.sub("", unnamed(text, names), count=1)
     return plain(_NODE_PATH.sub("", text).replace(" + where ", " / +  where "))
 
 

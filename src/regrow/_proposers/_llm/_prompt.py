@@ -151,7 +151,7 @@ def _compact_sections(request: Request, priors: Sequence[Prior], options: Prompt
     if options.prompt_extra.strip():
         parts["extra"] = ["## Extra instructions from the user\n" + options.prompt_extra.strip()]
     names = compact.proposer_names(prior.label for prior in priors)
-    parts["ask"] = [compact.briefly(compact.ask(request, strategy, line), names)]
+    parts["ask"] = [compact.unnamed(compact.ask(request, strategy, line), names)]
     return parts
 
 
