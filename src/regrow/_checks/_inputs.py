@@ -236,13 +236,9 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 def behaviour(fn: Callable[..., Any], calls: Sequence[Call], limit: float = 0.25,
               show: Callable[[object], str] = _safe_repr) -> list[str]:
-    """What ``fn`` does on each call, as comparable signatures; each call under its own time limit.
-
-    Meant to run in a worker job (the limit interrupts only there; the worker's own limit is the
-    backstop). A signature is ``"returned <repr (or show) of the result>"`` — followed by ``", leaving the
-    arguments as <(args, kwargs)>"`` when the call changed them — ``"raised <exception type>"`` or
-    ``"timeout"``. Two signatures are equal when both the result and the arguments after are; a reader (a
-    user, or a model asked to choose) sees what the call returned, not a tuple of it and its arguments."""
+    """What ``fn`` does on each call, as comparable signatures, each call under its own time limit (in a worker
+    job: the worker's own limit is the backstop): ``"returned <show of the result>"`` and, if the call changed its
+    arguments, ``", leaving the arguments as <them>"`` (equal when both are), ``"raised <type>"`` or ``"timeout"``."""
     return [_observe(fn, call, limit, show) for call in calls]
 
 
@@ -256,11 +252,9 @@ def _observe(fn: Callable[..., Any], call: Call, limit: float, show: Callable[[o
         return "timeout"
     except BaseException as exc:
         return f"raised {type(exc).__name__}"
-    after = show((args, kwargs))
-    left = f"{show(args)} and {show(kwargs)}" if kwargs else show(args)
-    text = show(value) + ("" if after == before else f", leaving the arguments as {left}")
-    # Addresses in default reprs differ between any two runs; they say nothing about behaviour.
-    return "returned " + _ADDRESS.sub("", text[:4000])
+    left = "" if show((args, kwargs)) == before else ", leaving the arguments as " + (
+        f"{show(args)} and {show(kwargs)}" if kwargs else show(args))
+    return "returned " + _ADDRESS.sub("", (show(value) + left)[:4000])  # addresses differ every run: no behaviour
 
 
 def returned(signature: str) -> bool:
