@@ -22,13 +22,13 @@ import inspect
 import itertools
 import math
 import pickle
-import re
 import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, AnyStr
 
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
+from ._render import ADDRESS
 from ._widen import fields_varied, inserted, more_variants, paired, streams
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
@@ -231,9 +231,6 @@ def _derived(call: Call, variants: Callable[[Any], Iterator[Any]]) -> Iterator[C
             yield Call(call.args, {**call.kwargs, name: variant})
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
 def behaviour(fn: Callable[..., Any], calls: Sequence[Call], limit: float = 0.25,
               show: Callable[[object], str] = _safe_repr) -> list[str]:
     """What ``fn`` does on each call, as comparable signatures, each call under its own time limit (in a worker
@@ -254,7 +251,7 @@ def _observe(fn: Callable[..., Any], call: Call, limit: float, show: Callable[[o
         return f"raised {type(exc).__name__}"
     left = "" if show((args, kwargs)) == before else ", leaving the arguments as " + (
         f"{show(args)} and {show(kwargs)}" if kwargs else show(args))
-    return "returned " + _ADDRESS.sub("", (show(value) + left)[:4000])  # addresses differ every run: no behaviour
+    return "returned " + ADDRESS.sub("", (show(value) + left)[:4000])  # addresses differ every run: no behaviour
 
 
 def returned(signature: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 _NODES = 4000  # values one rendering writes out; the rest is "…"
 _CHARS = 200_000
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # in a default repr: differs every run, says nothing
 PLAIN = (type(None), bool, int, float, complex, str, bytes)
 NAMED = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
          types.MethodWrapperType, types.WrapperDescriptorType)
@@ -46,7 +46,7 @@ def _slots(kind: type) -> list[str]:
 
 def _shown(value: Any) -> str:
     try:
-        return _ADDRESS.sub("", repr(value))
+        return ADDRESS.sub("", repr(value))
     except Exception:
         return f"<{type(value).__qualname__}>"
 

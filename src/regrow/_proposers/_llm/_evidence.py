@@ -28,6 +28,7 @@ from typing import Any
 
 from ..._checks._evaluate import evaluating
 from ..._checks._oracles import Check, CheckFailed, SingleTest
+from ..._checks._render import ADDRESS
 from ..._checks._spectrum import Run, Spectrum, Tracer, code_objects, split_checks
 from ..._evidence._failure import bind_arguments, safe_repr
 from ..._frames import OWN
@@ -46,7 +47,6 @@ _HIDDEN = (*OWN, f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}")
 _LONG_RUN = re.compile(r"[\w.-]{201,}")
 _CARETS = re.compile(r"^\s*[\^~]+\s*$")  # 3.11's markers under a frame's line: tokens spent on nothing
 _FUNCTION_REPR = re.compile(r"<(?:function|bound method) ([\w.<>]+?)(?: of .*?)? at 0x[0-9a-fA-F]+>")
-_OBJECT_REPR = re.compile(r"<([\w.<>]+) object at 0x[0-9a-fA-F]+>")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -351,7 +351,7 @@ def _clean(text: str) -> str:
 
 def without_addresses(text: str) -> str:
     """``<function f at 0x7f…>`` as ``f`` and ``<mod.Timer object at 0x7f…>`` as ``<mod.Timer object>``."""
-    return _OBJECT_REPR.sub(r"<\1 object>", _FUNCTION_REPR.sub(r"\1", text))
+    return ADDRESS.sub("", _FUNCTION_REPR.sub(r"\1", text))
 
 
 def _user_traceback(error: BaseException | None) -> str:

@@ -144,13 +144,13 @@ def _compact_sections(request: Request, priors: Sequence[Prior], options: Prompt
              "tests": compact.tests(request, evidence)}
     if evidence is None or not evidence.failing:
         parts["arguments"] = _values("## Arguments of the failing call", request.failure.arguments, (160, 60))
+    names = compact.proposer_names(prior.label for prior in priors)
     if priors:
-        parts["priors"] = [_listed(priors)]
+        parts["priors"] = [_listed(priors, names)]
     if strategy.narrow and not strategy.rewrite:
         parts["focus"] = [sections.focus(request, line)]
     if options.prompt_extra.strip():
         parts["extra"] = ["## Extra instructions from the user\n" + options.prompt_extra.strip()]
-    names = compact.proposer_names(prior.label for prior in priors)
     parts["ask"] = [compact.unnamed(compact.ask(request, strategy, line), names)]
     return parts
 
@@ -278,15 +278,15 @@ def _status(prior: Prior) -> str:
         prior.kind, "rejected by the checks" if prior.ran else "refused before it ran")
 
 
-def _listed(priors: Sequence[Prior]) -> str:
+def _listed(priors: Sequence[Prior], names: Sequence[str]) -> str:
     """The compact prompt's earlier candidates: one line each, the reason without the code, in fewer words
-    (see :func:`._compact.briefly`); a candidate the checks rejected is told by the check that failed."""
-    names = compact.proposer_names(prior.label for prior in priors)
+    (see :func:`._compact.briefly`; ``names``: the proposers it leaves out); a candidate the checks rejected
+    is told by the check that failed."""
 
     def line(prior: Prior) -> str:
         reason = cap(compact.briefly(" ".join(prior.reason.split()), names), 200)
         status = "" if prior.ran and not prior.kind else f"{_status(prior)}: "
-        return f"- {compact.briefly(prior.label, names)}: {status}{reason}"
+        return f"- {compact.unnamed(prior.label, names)}: {status}{reason}"
 
     return "## Earlier candidates that failed (do not send any of them again)\n" + "\n".join(map(line, priors))
 
