@@ -146,11 +146,18 @@ def _from_text(base: str, text: str) -> Any:
 
 def find_pyproject(start: Path | None = None) -> Path | None:
     """The first ``pyproject.toml`` from ``start`` (default: the current folder) upwards."""
-    folder = os.path.realpath(start if start is not None else os.getcwd())  # os.path: called at each decoration
+    found = _pyproject(start)
+    return Path(found) if found is not None else None
+
+
+def _pyproject(start: Path | None) -> str | None:
+    """:func:`find_pyproject` as text: :func:`current` asks at each decoration (so ``os.path``, not ``pathlib``).
+    The working folder is canonical already (no symlinks in it): only another ``start`` is resolved."""
+    folder = os.getcwd() if start is None else os.path.realpath(start)
     while True:
         candidate = os.path.join(folder, "pyproject.toml")
         if os.path.isfile(candidate):
-            return Path(candidate)
+            return candidate
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
@@ -247,9 +254,9 @@ _LOADED = _Loaded()
 
 def current() -> Settings:
     """The settings now: read again only when the file (path, mtime) or a ``REGROW_*`` variable changed."""
-    path = find_pyproject()
+    path = _pyproject(None)
     try:
-        stamp = path.stat().st_mtime_ns if path is not None else None
+        stamp = os.stat(path).st_mtime_ns if path is not None else None
     except OSError:
         stamp = None
     names = [name for name in os.environ if name.startswith(PREFIX)]  # keys first: only these values are decoded

@@ -14,7 +14,7 @@ import pytest
 
 import regrow
 from regrow._heal._generators import replay
-from regrow._heal._instrument_code import _body, _resumed
+from regrow._heal._instrument_bytes import body_of, resumed
 
 GENERATORS = '''
 import regrow
@@ -187,9 +187,9 @@ def test_a_healthy_generator_runs_its_own_bytecode(make_module):
     mod = make_module(GENERATORS)
     hook = regrow.state(mod.numbers).hook
     assert hook is not None and hook.plain is not None
-    body = _body(hook.plain)  # 3.12+: but for the epilogue, which comes after the handler
+    body = body_of(hook.plain)  # 3.12+: but for the epilogue, which comes after the handler
     made = mod.numbers.__code__.co_code[:len(body)]
-    assert _resumed(made, hook.plain) == _resumed(body, hook.plain)  # the body byte for byte, then the handler
+    assert resumed(made, hook.plain) == resumed(body, hook.plain)  # the body byte for byte, then the handler
     if sys.version_info < (3, 12):  # 3.12+: each yield also says how many try blocks stand around it
         assert made == body
 

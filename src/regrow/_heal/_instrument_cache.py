@@ -171,7 +171,7 @@ def _key(module: _Module, code: types.CodeType) -> bytes:
 def _instrumentation() -> bytes:
     """A digest of the code that builds instrumented code: a change to it (without a new version) is a miss."""
     digest = hashlib.sha256()
-    for name in ("_instrument_code.py", "_instrument_cache.py"):
+    for name in ("_instrument_code.py", "_instrument_bytes.py", "_instrument_cache.py"):
         try:
             digest.update(Path(__file__).with_name(name).read_bytes())
         except OSError:  # installed without its source (a zip, a frozen app): the version alone

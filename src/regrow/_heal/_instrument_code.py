@@ -16,29 +16,23 @@ dict the body uses other than as ``**kwargs`` is copied at entry (the body may c
 from __future__ import annotations
 
 import ast
-import dis
 import inspect
 import linecache
+import operator
 import sys
 import types
 from tokenize import TokenError
 from typing import Any
 
 from .._target._source import FUTURE_FLAGS
+from ._instrument_bytes import GENERATORS, PREFIX, keeps, plain, same_body, same_code, same_kept, same_shape, stored
 from ._instrument_cache import keep, load
 
 # Placeholders compiled as string constants, then replaced in the code's constants by the hook and by
 # ``Exception``: the handler reaches them with no name lookup (a module may shadow any name).
 HOOK = "__regrow_hook_placeholder_7f3a9c__"
 CAUGHT = "__regrow_caught_placeholder_7f3a9c__"
-_PREFIX = "_regrow_p"  # the locals that keep rebound parameters as they entered
-_GENERATORS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
-_STORES = {dis.opmap[name] for name in ("STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR") if name in dis.opmap}
-_STORE_PAIRS = {dis.opmap[name] for name in ("STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST") if name in dis.opmap}
-_EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
-_RESUME, _YIELD = dis.opmap.get("RESUME", -1), dis.opmap["YIELD_VALUE"]
-_EPILOGUE = bytes((dis.opmap["CALL_INTRINSIC_1"], 3, dis.opmap["RERAISE"], 1)) if "CALL_INTRINSIC_1" in dis.opmap \
-    else b""  # 3.12+: INTRINSIC_STOPITERATION_ERROR, then RERAISE
+_END = operator.itemgetter(1)  # of a position: its last line
 
 
 def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -> types.CodeType | str:
@@ -65,7 +59,7 @@ def _fits(made: types.CodeType, code: types.CodeType) -> bool:
     where no parameter is kept at entry (they begin with ``code``'s; 3.10 enters the ``try`` first)."""
     return made.co_filename == code.co_filename and made.co_firstlineno == code.co_firstlineno and \
         made.co_name == code.co_name and len(made.co_code) > len(code.co_code) and \
-        (_same_shape(made, code, kept=True) if _keeps(code) or sys.version_info < (3, 11) else _same_body(made, code))
+        (same_shape(made, code, kept=True) if keeps(code) or sys.version_info < (3, 11) else same_body(made, code))
 
 
 _SHORT = "the lines the code spans do not compile alone"
@@ -87,21 +81,23 @@ def _instrumented(func: types.FunctionType, code: types.CodeType, exact: bool) -
         header = [f"import {', '.join(imports)}\n"] if imports else []
         if first - 1 >= len(header) + len(head):
             texts.append("\n" * (first - 1 - len(header) - len(head)) + "".join([*header, *head, *lines]))
-    if any(name.startswith(_PREFIX) for name in (*code.co_varnames, *code.co_names, *code.co_cellvars)):
-        return f"it already uses names starting with {_PREFIX}"
+    if any(name.startswith(PREFIX) for name in (*code.co_varnames, *code.co_names, *code.co_cellvars)):
+        return f"it already uses names starting with {PREFIX}"
     if not texts:
         return "no room above the definition for its scaffolding"
     flags = code.co_flags & FUTURE_FLAGS
     try:
-        # Most often the body of the instrumented code is the running code's, byte for byte: no other check.
-        made = None if _keeps(code) else _hooked(ast.parse(texts[0]), indented, wrap, code, flags)
-        if made is None or not _same_body(made, code):
+        # Most often the body of the instrumented code is the running code's, byte for byte (for a plain function
+        # that keeps parameters at entry, but for those copies and its locals' numbers): no other check.
+        kept = keeps(code)
+        made = None if kept and not plain(code) else _hooked(ast.parse(texts[0]), indented, wrap, code, flags)
+        if made is None or not (same_kept(made, code) if kept else same_body(made, code)):
             made = None
             for text in texts:  # else the text that compiles to the running code is found first
                 tree = ast.parse(text)
-                plain = _code_in(compile(_owned(tree, wrap) if wrap else tree, code.co_filename, "exec",
-                                         flags=flags, dont_inherit=True), code)
-                if plain is not None and _same_code(plain, code):
+                compiled = _code_in(compile(_owned(tree, wrap) if wrap else tree, code.co_filename, "exec",
+                                            flags=flags, dont_inherit=True), code)
+                if compiled is not None and same_code(compiled, code):
                     made = _hooked(tree, indented, wrap, code, flags)
                     break
     except SyntaxError as exc:  # the definition may go on past the lines its code spans (a trailing string)
@@ -122,54 +118,6 @@ def _hooked(tree: ast.Module, indented: bool, wrap: str, code: types.CodeType, f
     node.body = _hooked_body(node, code)
     return _code_in(compile(tree if not wrap or isinstance(holder, ast.ClassDef) else _owned(tree, wrap),
                             code.co_filename, "exec", flags=flags, dont_inherit=True), code)
-
-
-def _same_code(plain: types.CodeType, code: types.CodeType) -> bool:
-    """Whether ``plain`` (compiled from the text) is the running ``code``."""
-    return len(plain.co_code) == len(code.co_code) and len(plain.co_consts) == len(code.co_consts) and \
-        _same_body(plain, code)
-
-
-def _same_body(made: types.CodeType, code: types.CodeType) -> bool:
-    """Whether ``made`` begins with ``code``: the same parameters, bytes, names, locals and constants (then the
-    handler). A fix is compiled nested in a scope: ``CO_NESTED`` may differ."""
-    body = _body(code)
-    return _resumed(made.co_code[:len(body)], code) == _resumed(body, code) and _same_shape(made, code)
-
-
-def _body(code: types.CodeType) -> bytes:
-    """``code``'s bytes but for the epilogue 3.12+ ends a generator or coroutine with (the StopIteration it raises
-    made a RuntimeError), which in the instrumented code comes after the handler."""
-    raw = code.co_code
-    return raw[:-len(_EPILOGUE)] if _EPILOGUE and raw.endswith(_EPILOGUE) else raw
-
-
-def _resumed(raw: bytes, code: types.CodeType) -> bytes:
-    """``raw`` without what a generator's ``yield`` says of the ``try`` blocks around it (3.12: ``YIELD_VALUE``'s
-    argument; 3.13: a bit of the ``RESUME`` after it; so that closing need not throw in where none is): in the
-    instrumented code one more stands around every ``yield``."""
-    if sys.version_info < (3, 12) or not code.co_flags & _GENERATORS:
-        return raw
-    units = bytearray(raw)
-    for at in range(0, len(units), 2):
-        if units[at] == _RESUME:
-            units[at + 1] &= 3
-        elif units[at] == _YIELD:
-            units[at + 1] = 0
-    return bytes(units)
-
-
-def _same_shape(made: types.CodeType, code: types.CodeType, kept: bool = False) -> bool:
-    """:func:`_same_body` but for the bytes (which parameters ``kept`` at entry shift, with the locals that
-    keep them)."""
-    shape = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars", "co_cellvars")
-    local = tuple(n for n in made.co_varnames if not n.startswith(_PREFIX)) if kept else made.co_varnames
-    return all(getattr(made, a) == getattr(code, a) for a in shape) and \
-        (made.co_flags ^ code.co_flags) & ~inspect.CO_NESTED == 0 and \
-        made.co_names[:len(code.co_names)] == code.co_names and \
-        local[:len(code.co_varnames)] == code.co_varnames and \
-        all(type(a) is type(b) and (a.co_code == b.co_code if isinstance(a, types.CodeType) else a == b)
-            for a, b in zip(code.co_consts, made.co_consts, strict=False))
 
 
 def _owned(tree: ast.Module, owner: str) -> ast.Module:
@@ -204,7 +152,7 @@ def _last_line(code: types.CodeType) -> int | None:
     """The last line any instruction of ``code`` (or of code inside it) spans; ``None`` before 3.11."""
     if sys.version_info < (3, 11):
         return None
-    last = max((end for _, end, _, _ in code.co_positions() if end is not None), default=0)
+    last = max(filter(None, map(_END, code.co_positions())), default=0)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             last = max(last, _last_line(const) or 0)
@@ -256,7 +204,7 @@ def _hooked_body(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeT
     start: dict[str, Any] = {"lineno": first.lineno, "end_lineno": first.lineno, "col_offset": first.col_offset,
              "end_col_offset": first.col_offset}
     kept = _kept(node, code)
-    renamed = {name: f"{_PREFIX}{index}" for index, name in enumerate(kept)}
+    renamed = {name: f"{PREFIX}{index}" for index, name in enumerate(kept)}
     entry: list[ast.stmt] = [
         ast.Assign(targets=[ast.Name(renamed[name], ast.Store(), **start)],
                    value=ast.Dict(keys=[None], values=[ast.Name(name, ast.Load(), **start)], **start) if copy
@@ -270,7 +218,7 @@ def _hooked_body(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeT
     args: list[ast.expr] = [ast.Starred(load(name), ast.Load(), **at) if star else load(name)
                             for name, star in positional]
     keys: list[ast.expr | None] = [None if star else ast.Constant(name, **at) for name, star in keywords]
-    generator = bool(code.co_flags & _GENERATORS)
+    generator = bool(code.co_flags & GENERATORS)
     name = ("a" if isinstance(node, ast.AsyncFunctionDef) else "") + ("gcaught" if generator else "caught")
     call: ast.expr = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), name, ast.Load(), **at),
                               [ast.Tuple(args, ast.Load(), **at), ast.Dict(keys, [load(n) for n, _ in keywords], **at)],
@@ -289,7 +237,7 @@ def _after(code: types.CodeType, at: dict[str, Any]) -> list[ast.stmt]:
     the items of the iterator it is (``yield from``; an async generator yields each)."""
     result = ast.Call(ast.Attribute(ast.Constant(HOOK, **at), "result", ast.Load(), **at), [], [], **at)
     if code.co_flags & inspect.CO_ASYNC_GENERATOR:
-        item = f"{_PREFIX}_item"
+        item = f"{PREFIX}_item"
         each = ast.Expr(ast.Yield(ast.Name(item, ast.Load(), **at), **at), **at)
         return [ast.AsyncFor(ast.Name(item, ast.Store(), **at), result, [each], [], **at), ast.Return(None, **at)]
     if code.co_flags & inspect.CO_GENERATOR:
@@ -315,37 +263,12 @@ def _kept(node: ast.FunctionDef | ast.AsyncFunctionDef, code: types.CodeType) ->
     # co_varnames order: positional, keyword-only, *args, **kwargs (the source's names: a private name is
     # mangled in co_varnames)
     names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)] + [p.arg for p in (a.vararg, a.kwarg) if p]
-    stored = _stored(code)
+    rebound = stored(code)
     kept = {name: False for index, name in enumerate(names)
-            if index in stored or code.co_varnames[index] in code.co_cellvars}
+            if index in rebound or code.co_varnames[index] in code.co_cellvars}
     if a.kwarg is not None and _used(node.body, a.kwarg.arg):
         kept[a.kwarg.arg] = True
     return kept
-
-
-def _keeps(code: types.CodeType) -> bool:
-    """Whether the instrumented code may keep parameters at entry (its body then starts later)."""
-    params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
-    return bool(code.co_flags & inspect.CO_VARKEYWORDS or code.co_cellvars or
-                any(index < params for index in _stored(code)))
-
-
-def _stored(code: types.CodeType) -> set[int]:
-    """The local variable numbers the code stores to or deletes (so a parameter among them is rebound)."""
-    raw = code.co_code
-    ops = raw[0::2]
-    if not any(op in ops for op in _STORES | _STORE_PAIRS):
-        return set()
-    stored: set[int] = set()
-    extended = 0
-    for op, low in zip(ops, raw[1::2], strict=True):
-        arg = low | extended
-        extended = (arg << 8) if op == _EXTENDED_ARG else 0
-        if op in _STORES:
-            stored.add(arg)
-        elif op in _STORE_PAIRS:
-            stored.update((arg >> 4, arg & 15))  # 3.13's pairs: conservative, both halves
-    return stored
 
 
 def _used(body: list[ast.stmt], name: str) -> bool:

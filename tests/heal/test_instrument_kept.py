@@ -1,0 +1,133 @@
+"""Instrumenting a function that rebinds its parameters: one compile where the bytes can tell, the same refusals.
+
+Such a function keeps its parameters in locals at entry, which shifts the numbers of the locals after them,
+so its instrumented body is not the running body byte for byte. On 3.11 and 3.12 the body is compared
+with the local numbers taken by name instead of compiling the definition a second time (a fifth of
+``@heal``'s cost at a cold import, benchmarks/overhead.py); anything that comparison cannot tell falls back
+to the second compile.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dis
+import linecache
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import regrow
+from regrow._heal import _instrument_bytes as instrument_bytes
+from regrow._heal import _instrument_code as instrument_code
+from regrow._heal._instrument import Hook, instrument
+from regrow._heal._wrapper import RAISE
+
+ONE_COMPILE = (3, 11) <= sys.version_info < (3, 13)
+
+PRICE = '''
+def price(text, rate=1.0, *, strict=False):
+    """Parse a price."""
+    text = text.strip()
+    if text and text[0] in "$":
+        text = text[1:]
+    value = float(text.replace(",", "")) * rate
+    if strict and value < 0:
+        raise ValueError(text)
+    return round(value, 2)
+'''
+
+
+def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The sources ``_instrument_code`` compiles from now on (``ast.parse`` is not counted)."""
+    seen: list[object] = []
+
+    def counted(source: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(source)
+        return builtins.compile(source, *args, **kwargs)
+
+    monkeypatch.setattr(instrument_code, "compile", counted, raising=False)
+    return seen
+
+
+def test_a_function_that_keeps_parameters_is_compiled_once_where_the_bytes_tell(make_module, monkeypatch):
+    mod = make_module(PRICE)
+    seen = _compiles(monkeypatch)
+    made = instrument_code._instrumented(mod.price, mod.price.__code__, exact=True)
+    assert isinstance(made, types.CodeType), made
+    assert len(seen) == (1 if ONE_COMPILE else 2)
+    assert "_regrow_p0" in made.co_varnames  # the parameter kept at entry shifted ``value``'s number
+    healed = regrow.heal(proposers=[], cooldown=60)(mod.price)
+    assert healed is mod.price and regrow.state(healed).mode == "instrumented"
+    assert healed(" $1,234.5 ", 2) == 2469.0 and healed("3", strict=True) == 3.0
+
+
+@pytest.mark.parametrize("edit", [
+    ("return round(value, 2)", "return round(rate, 2)"),  # another local at the same place
+    ("value = float", "amount = float"),  # a local renamed (and the old name read later)
+    ("* rate", "/ rate"),  # an operation
+    ("round(value, 2)", "round(value, 3)"),  # a constant
+    ("text = text[1:]", "rate = text[1:]"),  # another parameter rebound
+])
+def test_a_file_changed_since_import_is_wrapped_not_instrumented_when_parameters_are_kept(make_module, edit):
+    mod = make_module(PRICE)
+    path = Path(mod.__file__ or "")
+    path.write_text(path.read_text(encoding="utf-8").replace(*edit), encoding="utf-8")
+    linecache.checkcache(str(path))
+    healed = regrow.heal(mod.price)
+    assert regrow.state(healed).mode == "wrapped"
+    assert healed(" $1,234.5 ", 2) == 2469.0  # the code that runs, not the edited text
+
+
+def test_the_arguments_are_handed_over_as_they_entered_past_a_byte_of_locals(make_module):
+    names = [f"v{i}" for i in range(300)]  # numbers past 255 take EXTENDED_ARG: the second compile decides
+    body = "".join(f"    {name} = x + {i}\n" for i, name in enumerate(names))
+    mod = make_module(f"def wide(x, y):\n    x = x + 1\n{body}    return {names[-1]} / (y - y)\n")
+    seen: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    class Recorder:  # what Hook hands a failure to (the Healing state's part)
+        def on_error(self, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+            seen.append((args, kwargs))
+            return RAISE
+
+    made = instrument(mod.wide, Hook(Recorder()))  # type: ignore[arg-type]
+    assert isinstance(made, types.CodeType), made
+    mod.wide.__code__ = made
+    with pytest.raises(ZeroDivisionError):
+        mod.wide(5, y=2)
+    assert seen == [((5, 2), {})]  # x as it entered, not x + 1
+
+
+def _reference(code: types.CodeType) -> set[int]:
+    """The local numbers ``code`` stores to or deletes, read with ``dis``."""
+    pairs = {"STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"}
+    stores = {"STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR"}
+    found: set[int] = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in stores:
+            found.add(ins.arg or 0)
+        elif ins.opname in pairs:
+            found.update(((ins.arg or 0) >> 4, (ins.arg or 0) & 15))
+    return found
+
+
+def _codes(top: types.CodeType) -> list[types.CodeType]:
+    found, todo = [], [top]
+    while todo:
+        each = todo.pop()
+        found.append(each)
+        todo.extend(c for c in each.co_consts if isinstance(c, types.CodeType))
+    return found
+
+
+def test_the_stores_found_are_those_dis_reads():
+    wide = "def wide(a, b):\n" + "".join(f"    v{i} = a\n" for i in range(600)) + "    del v599\n    a = b = 1\n"
+    sources = [wide, "def f(a):\n    [a for a in range(3)]\n    a, b = 1, 2\n    return a + b\n",
+               Path(dis.__file__).read_text(encoding="utf-8")]
+    codes = [code for source in sources for code in _codes(compile(source, "<test>", "exec"))]
+    assert len(codes) > 30
+    for code in codes:
+        assert instrument_bytes.stored(code) == _reference(code), code.co_name
+    assert {0, 1, 599 + 2} <= instrument_bytes.stored(_codes(compile(wide, "<test>", "exec"))[-1])
