@@ -131,3 +131,30 @@ def test_the_stores_found_are_those_dis_reads():
     for code in codes:
         assert instrument_bytes.stored(code) == _reference(code), code.co_name
     assert {0, 1, 599 + 2} <= instrument_bytes.stored(_codes(compile(wide, "<test>", "exec"))[-1])
+
+
+def test_the_one_compile_builds_what_the_second_compile_would_on_real_code(monkeypatch):
+    """Every function of a few standard modules that rebinds a parameter: instrumented with the comparison and
+    with the second compile forced, the same code, or the same refusal."""
+    import argparse
+    import difflib
+    import textwrap
+
+    functions = [value for module in (argparse, difflib, textwrap) for owner in (module, *[
+        v for v in vars(module).values() if isinstance(v, type) and v.__module__ == module.__name__])
+        for value in vars(owner).values()
+        if isinstance(value, types.FunctionType) and value.__module__ == module.__name__]
+    kept = [fn for fn in functions if instrument_bytes.keeps(fn.__code__)]
+    assert len(kept) > 40
+    compared = 0
+    for fn in kept:
+        fast = instrument_code._instrumented(fn, fn.__code__, exact=True)
+        with monkeypatch.context() as patch:
+            patch.setattr(instrument_code, "same_kept", lambda made, code: False)
+            slow = instrument_code._instrumented(fn, fn.__code__, exact=True)
+        if isinstance(fast, str) or isinstance(slow, str):
+            assert fast == slow, fn.__qualname__
+            continue
+        compared += instrument_bytes.plain(fn.__code__) and instrument_bytes.same_kept(fast, fn.__code__)
+        assert (fast.co_code, fast.co_varnames, fast.co_consts) == (slow.co_code, slow.co_varnames, slow.co_consts)
+    assert (compared > 20) == ONE_COMPILE

@@ -13,10 +13,11 @@ import types
 
 PREFIX = "_regrow_p"  # the locals that keep rebound parameters as they entered
 GENERATORS = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR
-_STORES = {dis.opmap[name] for name in ("STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR") if name in dis.opmap}
-_STORE_PAIRS = {dis.opmap[name] for name in ("STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST") if name in dis.opmap}
+_STORES = {dis.opmap.get(name, 256) for name in ("STORE_FAST", "DELETE_FAST", "LOAD_FAST_AND_CLEAR")} - {256}
+_STORE_PAIRS = {dis.opmap.get(name, 256) for name in ("STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST")} - {256}
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
-_LOAD_FAST, _STORE_FAST, _LOCAL = dis.opmap["LOAD_FAST"], dis.opmap["STORE_FAST"], frozenset(dis.haslocal)
+_LOAD_FAST, _STORE_FAST = dis.opmap["LOAD_FAST"], dis.opmap["STORE_FAST"]
+_LOCAL = frozenset(op for op in dis.haslocal if op < 256)  # 3.12+ lists pseudo-instructions too
 _RESUME, _YIELD = dis.opmap.get("RESUME", -1), dis.opmap["YIELD_VALUE"]
 _EPILOGUE = bytes((dis.opmap["CALL_INTRINSIC_1"], 3, dis.opmap["RERAISE"], 1)) if "CALL_INTRINSIC_1" in dis.opmap \
     else b""  # 3.12+: INTRINSIC_STOPITERATION_ERROR, then RERAISE
