@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import regrow
+from regrow._heal import _instrument_splice as splice
 from regrow._heal._instrument import Hook, instrument
 from regrow._heal._wrapper import RAISE
 
@@ -265,7 +266,10 @@ def test_no_source_is_a_reason_not_an_error():
     namespace: dict[str, Any] = {}
     exec(compile("def made(a):\n    return a\n", "<nowhere>", "exec"), namespace)
     reason = instrument(namespace["made"], Hook(_Recorder()))  # type: ignore[arg-type]
-    assert isinstance(reason, str) and "no source" in reason
+    if splice.APPLIES:  # 3.11: made from the running bytes, no source needed (tests/heal/test_instrument_splice.py)
+        assert isinstance(reason, types.CodeType) and reason.co_code.startswith(namespace["made"].__code__.co_code)
+    else:
+        assert isinstance(reason, str) and "no source" in reason
 
 
 def test_a_fix_that_adds_super_is_rebound_and_hooked(make_module):
@@ -313,7 +317,9 @@ def test_a_file_changed_since_import_is_wrapped_not_instrumented(make_module, ed
     linecache.checkcache(str(path))
     assert "".join(linecache.getlines(str(path))).count(edit[1]) == 1
     healed = regrow.heal(mod.total)
-    assert regrow.state(healed).mode == "wrapped" and healed(2, 1) == 3  # the code that runs, not the edited text
+    # 3.11 makes the instrumented code from the running bytes alone: the edited text is not read
+    assert regrow.state(healed).mode == ("instrumented" if splice.APPLIES else "wrapped")
+    assert healed(2, 1) == 3  # the code that runs, not the edited text
 
 
 def test_repair_and_the_command_see_the_users_code_and_keep_the_hook(make_module):

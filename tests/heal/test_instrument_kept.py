@@ -22,6 +22,7 @@ import pytest
 import regrow
 from regrow._heal import _instrument_bytes as instrument_bytes
 from regrow._heal import _instrument_code as instrument_code
+from regrow._heal import _instrument_splice as splice
 from regrow._heal._instrument import Hook, instrument
 from regrow._heal._wrapper import RAISE
 
@@ -77,7 +78,8 @@ def test_a_file_changed_since_import_is_wrapped_not_instrumented_when_parameters
     path.write_text(path.read_text(encoding="utf-8").replace(*edit), encoding="utf-8")
     linecache.checkcache(str(path))
     healed = regrow.heal(mod.price)
-    assert regrow.state(healed).mode == "wrapped"
+    # 3.11 makes the instrumented code from the running bytes alone: the edited text is not read
+    assert regrow.state(healed).mode == ("instrumented" if splice.APPLIES else "wrapped")
     assert healed(" $1,234.5 ", 2) == 2469.0  # the code that runs, not the edited text
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from .._target._source import FUTURE_FLAGS
 from ._instrument_bytes import GENERATORS, PREFIX, keeps, plain, same_body, same_code, same_kept, same_shape, stored
 from ._instrument_cache import keep, load
+from ._instrument_splice import spliced
 
 # Placeholders compiled as string constants, then replaced in the code's constants by the hook and by
 # ``Exception``: the handler reaches them with no name lookup (a module may shadow any name).
@@ -38,6 +39,9 @@ _END = operator.itemgetter(1)  # of a position: its last line
 def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -> types.CodeType | str:
     """``code`` (one of ``func``'s) with its body inside a ``try`` whose handler calls ``hook``; or why it
     cannot be (a string)."""
+    made = spliced(func, code, hook, stored(code))  # 3.11: from the running bytes alone
+    if made is not None:
+        return made
     made = load(code, func.__globals__)  # kept by an earlier import (regrow._heal._instrument_cache)
     if made is None or not _fits(made, code):
         built = _instrumented(func, code, exact=True)

@@ -1,0 +1,314 @@
+"""The instrumented code made from the running bytecode alone, on Python 3.11: no source read, no compile.
+
+What :mod:`._instrument_code` compiles from the definition's text — the body inside ``try``/``except
+Exception`` whose handler calls the hook — is, on 3.11, the running code's bytes with a handler after
+them, one more entry in the exception table for every stretch of the body no ``try`` of its own covers,
+and the handler's positions after the body's. This module writes exactly that: the handler's
+instructions, their inline caches, the constants and names they use, the stack they need, the entries
+and the positions, with the parameters kept at entry (where the body rebinds them) copied to locals of
+their own. ``tests/heal/test_instrument_splice.py`` compares what it makes with what the compiler makes
+from the text, function by function, on the standard library.
+
+It applies to plain functions (no cells or free variables, not a generator or coroutine, no
+``EXTENDED_ARG``, a ``**kwargs`` the body never reads); for anything else :func:`spliced` gives ``None``
+and the text is compiled as before. The ``def`` line, where the handler stands, is read from the source
+when there is one (else the code's first line).
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import inspect
+import linecache
+import sys
+import types
+from typing import Any
+
+from ._instrument_bytes import PREFIX
+
+_OP = dis.opmap
+# 3.11's inline caches after each instruction the handler uses (opcode._inline_cache_entries)
+_CACHES = {"LOAD_METHOD": 10, "PRECALL": 1, "CALL": 4}
+_LOCALS = (_OP["LOAD_FAST"], _OP["STORE_FAST"], _OP["DELETE_FAST"])
+_ODD = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
+_MANY = 16  # more parameters than this: the compiler builds the tuple another way; left to it
+APPLIES = sys.version_info[:2] == (3, 11)
+
+
+def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: set[int]) -> types.CodeType | None:
+    """``code`` with its body inside a ``try`` whose handler calls ``hook`` (``kept``: the numbers of the
+    locals the body stores to), or ``None`` where this does not apply."""
+    if not APPLIES or code.co_flags & _ODD or code.co_cellvars or code.co_freevars:
+        return None
+    raw = code.co_code
+    if _OP["EXTENDED_ARG"] in raw[0::2] or raw[0] != _OP["RESUME"]:
+        return None
+    names, flags = code.co_varnames, code.co_flags
+    if any(name.startswith(PREFIX) for name in (*names, *code.co_names)):
+        return None
+    params = code.co_argcount + code.co_kwonlyargcount + bool(flags & inspect.CO_VARARGS)
+    if flags & inspect.CO_VARKEYWORDS:
+        if params in _referenced(raw):
+            return None  # a **kwargs the body reads or changes is copied at entry by the compiled text
+        params += 1
+    keep = tuple(index for index in range(params) if index in kept)
+    keywords = names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    if any(name.startswith("_") and "__" in name for name in keywords):
+        return None  # a private name, mangled here: the text's name is the keyword
+    consts, globals_ = len(code.co_consts), code.co_names
+    if params > _MANY or len(names) + len(keep) > 255 or consts + _MANY + 3 > 255 or len(globals_) + 2 > 255:
+        return None  # an argument past a byte would take EXTENDED_ARG
+    caught = globals_.index("caught") if "caught" in globals_ else len(globals_)
+    result = globals_.index("result") if "result" in globals_ else len(globals_) + (caught == len(globals_))
+    star = flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    handler, stack, extra = _handler(code.co_argcount, keywords, star, keep, consts, caught, result)
+    body = raw[:2] + _copies(params, keep) + _renumbered(raw[2:], params, len(keep))
+    units = len(handler) // 2
+    lines = _positions(func, code, len(keep), units)
+    if lines is None:
+        return None
+    table = _table(code, 1 + len(keep) * 2, len(body) // 2, units, len(keep) * 2)
+    varnames = (*names[:params], *(f"{PREFIX}{i}" for i in range(len(keep))), *names[params:])
+    added = tuple(name for name in ("caught", "result") if name not in globals_)
+    changes: dict[str, Any] = {"co_exceptiontable": table}  # 3.11's (typed as 3.10's)
+    return code.replace(co_code=body + handler, co_consts=(*code.co_consts, Exception, hook, *extra),
+                        co_names=globals_ + added, co_varnames=varnames, co_nlocals=len(varnames),
+                        co_linetable=lines, co_stacksize=max(code.co_stacksize, stack), **changes)
+
+
+def _copies(params: int, keep: tuple[int, ...]) -> bytes:
+    """The kept parameters copied at entry, each to its local (numbered after the parameters)."""
+    return b"".join(bytes((_OP["LOAD_FAST"], index, _OP["STORE_FAST"], params + i)) for i, index in enumerate(keep))
+
+
+@functools.lru_cache(maxsize=256)
+def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[int, ...], consts: int, caught: int,
+             result: int) -> tuple[bytes, int, tuple[object, ...]]:
+    """The handler's bytes for a code of this shape with ``consts`` constants (``Exception``, then the hook, then
+    the ones returned are put after them) and the names ``caught`` and ``result`` at these numbers; and the
+    stack it needs. The same for every function of one shape: kept."""
+    extra: list[object] = []
+
+    def const(value: object) -> int:
+        extra.append(value)
+        return consts + 1 + len(extra)
+
+    count = argcount + len(keywords)
+    args = count if star & inspect.CO_VARARGS else None
+    kwargs = count + (args is not None) if star & inspect.CO_VARKEYWORDS else None
+    params = count + (args is not None) + (kwargs is not None)
+    local = {index: params + i for i, index in enumerate(keep)}
+    load = [("LOAD_FAST", local.get(index, index)) for index in range(argcount)]
+    if args is None:
+        positional = [*load, ("BUILD_TUPLE", len(load))] if load else [("LOAD_CONST", const(()))]
+    else:
+        positional = [*load, ("BUILD_LIST", len(load)), ("LOAD_FAST", local.get(args, args)), ("LIST_EXTEND", 1),
+                      ("LIST_TO_TUPLE", 0)]
+    values = [("LOAD_FAST", local.get(index, index)) for index in range(argcount, count)]
+    if kwargs is None and len(keywords) > 1:
+        named = [*values, ("LOAD_CONST", const(keywords)), ("BUILD_CONST_KEY_MAP", len(keywords))]
+    else:
+        named = [step for pair in zip([("LOAD_CONST", const(k)) for k in keywords], values, strict=True)
+                 for step in pair] + [("BUILD_MAP", len(keywords))]
+        if kwargs is not None:
+            named += [("LOAD_FAST", kwargs), ("DICT_UPDATE", 1)]
+    hook = consts + 1
+    handled = [("LOAD_CONST", hook), ("LOAD_METHOD", caught), *positional, *named, ("PRECALL", 2), ("CALL", 2),
+               ("POP_JUMP_FORWARD_IF_FALSE", 1), ("RAISE_VARARGS", 0),
+               ("LOAD_CONST", hook), ("LOAD_METHOD", result), ("PRECALL", 0), ("CALL", 0),
+               ("SWAP", 2), ("POP_EXCEPT", 0), ("RETURN_VALUE", 0)]
+    steps = [("PUSH_EXC_INFO", 0), ("LOAD_CONST", consts), ("CHECK_EXC_MATCH", 0),
+             ("POP_JUMP_FORWARD_IF_FALSE", _units(handled) + 1), ("POP_TOP", 0), *handled,
+             ("RERAISE", 0), ("COPY", 3), ("POP_EXCEPT", 0), ("RERAISE", 1)]
+    depth = peak = 1  # the exception, pushed where the body failed
+    for name, arg in steps[:-3]:
+        depth += dis.stack_effect(_OP[name], arg if _OP[name] >= dis.HAVE_ARGUMENT else None, jump=False)
+        peak = max(peak, depth)
+    # the cleanup holds the exception info, lasti and the exception, and copies one
+    return _encode(steps), max(peak, 4), tuple(extra)
+
+
+def _units(steps: list[tuple[str, int]]) -> int:
+    return sum(1 + _CACHES.get(name, 0) for name, _ in steps)
+
+
+def _encode(steps: list[tuple[str, int]]) -> bytes:
+    out = bytearray()
+    for name, arg in steps:
+        out += bytes((_OP[name], arg)) + bytes(2 * _CACHES.get(name, 0))
+    return bytes(out)
+
+
+def _referenced(raw: bytes) -> set[int]:
+    """The local numbers any instruction of ``raw`` loads, stores or deletes."""
+    ops = raw[0::2]
+    found: set[int] = set()
+    for op in _LOCALS:
+        at = ops.find(op)
+        while at >= 0:
+            found.add(raw[2 * at + 1])
+            at = ops.find(op, at + 1)
+    return found
+
+
+def _renumbered(raw: bytes, params: int, shift: int) -> bytes:
+    """``raw`` with every local numbered ``params`` or more moved up by ``shift`` (the kept copies come first)."""
+    if not shift:
+        return raw
+    ops, args = raw[0::2], bytearray(raw[1::2])
+    for op in _LOCALS:
+        at = ops.find(op)
+        while at >= 0:
+            if args[at] >= params:
+                args[at] += shift
+            at = ops.find(op, at + 1)
+    out = bytearray(len(raw))
+    out[0::2], out[1::2] = ops, args
+    return bytes(out)
+
+
+def _table(code: types.CodeType, start: int, end: int, handler: int, shift: int) -> bytes:
+    """The exception table: the code's own entries (moved by ``shift`` code units, the kept copies), one to the
+    handler (at ``end``) for every stretch of the body from ``start`` that none of them covers, and the
+    handler's own, to its cleanup (its last three units) keeping ``lasti``."""
+    out = bytearray()
+    reached = start
+    for begins, length, target, depth in _entries(code.co_exceptiontable):  # type: ignore[attr-defined,unused-ignore]
+        first = begins + shift
+        if first > reached:
+            out += _entry(reached, first - reached, end, 0)
+        out += _entry(first, length, target + shift, depth)
+        reached = max(reached, first + length)
+    if end > reached:
+        out += _entry(reached, end - reached, end, 0)
+    cleanup = end + handler - 3
+    return bytes(out + _entry(end, cleanup - 3 - end, cleanup, 3) + _entry(cleanup - 1, 1, cleanup, 3))
+
+
+@functools.lru_cache(maxsize=1024)
+def _entry(*values: int) -> bytes:
+    """One entry of an exception table: each value in 6-bit groups, the first first, 64 on all but the last;
+    128 on the entry's first byte."""
+    out = bytearray()
+    for each in values:
+        value, groups = each, [each & 63]
+        while value >= 64:
+            value >>= 6
+            groups.append(value & 63)
+        out += bytes([64 | g for g in reversed(groups[1:])] + groups[:1])
+    out[0] |= 128
+    return bytes(out)
+
+
+def _entries(table: bytes) -> list[tuple[int, int, int, int]]:
+    """An exception table's entries: start, length and target in code units, then depth and ``lasti``."""
+    values: list[int] = []
+    at = 0
+    while at < len(table):
+        byte = table[at]
+        value = byte & 63
+        while byte & 64:
+            at += 1
+            byte = table[at]
+            value = (value << 6) | (byte & 63)
+        values.append(value)
+        at += 1
+    return [(values[i], values[i + 1], values[i + 2], values[i + 3]) for i in range(0, len(values), 4)]
+
+
+def _positions(func: types.FunctionType, code: types.CodeType, kept: int, handler: int) -> bytes | None:
+    """The line table: the code's, with the ``kept`` copies on the body's first line and the handler on the
+    ``def`` line; ``None`` where the table does not begin as expected."""
+    table = code.co_linetable
+    if kept:
+        first = _entry_size(table, 0)
+        if table[0] & 7 != 0 or (second := _moved(table, first)) is None:
+            return None  # the RESUME alone first, then the body's first instruction
+        delta, column, rest = second
+        table = table[:first] + _long(kept * 2, delta, column, column) + rest
+    last = next((line for _, _, line in reversed(list(code.co_lines())) if line is not None), code.co_firstlineno)
+    defined, column = _definition(func, code)
+    # PUSH_EXC_INFO and the cleanup (the last three units) stand nowhere, as the compiler puts them
+    return table + _NOWHERE[1] + _long(handler - 4, defined - last, column, column + 3) + _NOWHERE[3]
+
+
+def _definition(func: types.FunctionType, code: types.CodeType) -> tuple[int, int]:
+    """The ``def`` line (below the decorators) and its column, as far as the source tells."""
+    lines = linecache.getlines(code.co_filename, func.__globals__)
+    for number in range(code.co_firstlineno - 1, min(len(lines), code.co_firstlineno + 63)):
+        text = lines[number]
+        stripped = text.lstrip()
+        if stripped.startswith("def "):
+            return number + 1, len(text) - len(stripped)
+    return code.co_firstlineno, 0
+
+
+def _entry_size(table: bytes, at: int) -> int:
+    """The bytes of the line-table entry at ``at``."""
+    kind = (table[at] >> 3) & 15
+    if kind == 15:
+        return 1
+    varints = 4 if kind == 14 else 1 if kind == 13 else 0
+    end = at + 1
+    for _ in range(varints):
+        while table[end] & 64:
+            end += 1
+        end += 1
+    return end - at + (2 if 10 <= kind <= 12 else 1 if kind < 10 else 0)
+
+
+def _moved(table: bytes, at: int) -> tuple[int, int, bytes] | None:
+    """The entry at ``at`` (the body's first, after the RESUME's) read — its line delta and column — and the
+    table from it on, that entry written with no line delta of its own (the copies before it stand on its
+    line)."""
+    header = table[at]
+    kind = (header >> 3) & 15
+    size = _entry_size(table, at)
+    if kind in (13, 15):
+        return None
+    tail = table[at + size:]
+    if kind < 10:
+        return 0, (kind << 3) | (table[at + 1] >> 4), table[at:]
+    if kind <= 12:
+        return kind - 10, table[at + 1], bytes((header & ~(15 << 3) | (10 << 3),)) + table[at + 1:at + 3] + tail
+    values, end = [], at + 1
+    for _ in range(4):
+        value, shift = 0, 0
+        while True:
+            byte = table[end]
+            value |= (byte & 63) << shift
+            shift += 6
+            end += 1
+            if not byte & 64:
+                break
+        values.append(value)
+    delta = values[0] >> 1 if not values[0] & 1 else -(values[0] >> 1)
+    if values[2] == 0:
+        return None  # no column
+    return delta, values[2] - 1, bytes((header,)) + _varint(0) + _varint(values[1]) + _varint(values[2]) + \
+        _varint(values[3]) + tail
+
+
+@functools.lru_cache(maxsize=256)
+def _long(units: int, delta: int, column: int, end: int) -> bytes:
+    """Entries for ``units`` code units at one position (long form): ``delta`` lines after the last entry."""
+    out = bytearray()
+    while units > 0:
+        size = min(units, 8)
+        out += bytes((0x80 | (14 << 3) | (size - 1),)) + _varint(delta << 1 if delta >= 0 else (-delta << 1) | 1) + \
+            _varint(0) + _varint(column + 1) + _varint(end + 1)
+        units, delta = units - size, 0
+    return bytes(out)
+
+
+_NOWHERE = {units: bytes((0x80 | (15 << 3) | (units - 1),)) for units in (1, 3)}
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 64:
+        out.append(64 | (value & 63))
+        value >>= 6
+    out.append(value)
+    return bytes(out)

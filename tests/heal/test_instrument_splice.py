@@ -1,0 +1,286 @@
+"""On 3.11 the instrumented code is made from the running bytes alone (regrow._heal._instrument_splice): what
+the compiler makes of the definition's text with its body inside the ``try``, without reading the text.
+
+The oracle is the compiler: on the standard library, function by function, the spliced code's handler is the
+compiled text's (its instructions, constants, names, positions and exception entries), its body is the
+running code's, and every instruction of the body goes where the compiled text sends it. Then the spliced
+code is run, on every shape of parameter list and body the splice takes.
+"""
+
+from __future__ import annotations
+
+import dis
+import importlib
+import sys
+import traceback
+import types
+from typing import Any
+
+import pytest
+
+import regrow
+from regrow._heal import _instrument_code as instrument_code
+from regrow._heal import _instrument_splice as splice
+from regrow._heal._instrument import Hook, instrument
+from regrow._heal._instrument_bytes import stored
+from regrow._heal._wrapper import RAISE, RETRY
+
+pytestmark = pytest.mark.skipif(not splice.APPLIES, reason="the handler's bytes are 3.11's; other versions "
+                                "compile the text (tests/heal/test_instrument.py runs there)")
+
+MODULES = ("argparse", "difflib", "textwrap", "email.utils", "shlex", "csv", "fractions", "statistics", "calendar",
+           "configparser", "urllib.parse", "logging", "pprint", "tarfile", "zipfile", "ipaddress", "inspect",
+           "json.decoder", "json.encoder", "http.cookies", "optparse", "tokenize", "_pydecimal", "pathlib")
+
+
+def _functions() -> list[types.FunctionType]:
+    found = []
+    for name in MODULES:
+        module = importlib.import_module(name)
+        owners = [module, *(v for v in vars(module).values() if isinstance(v, type) and v.__module__ == name)]
+        found += [v for owner in owners for v in vars(owner).values()
+                  if isinstance(v, types.FunctionType) and v.__module__ == name]
+    return found
+
+
+def _same(a: object, b: object) -> bool:
+    return a is b or (type(a) is type(b) and a == b and (isinstance(a, types.CodeType) or repr(a) == repr(b)))
+
+
+def _handler_at(code: types.CodeType) -> int:
+    """Where the hook's handler begins: the target of the entries at depth 0 (the outer ``try``'s)."""
+    return max(e.target for e in dis._parse_exception_table(code) if e.depth == 0)  # type: ignore[attr-defined]
+
+
+def _entries(code: types.CodeType) -> list[tuple[dis.Instruction, Any]]:
+    table = dis._parse_exception_table(code)  # type: ignore[attr-defined]
+    return [(i, next((e for e in table if e.start <= i.offset < e.end), None)) for i in dis.get_instructions(code)]
+
+
+def _differences(fn: types.FunctionType, hook: object, compiled: types.CodeType) -> list[str]:
+    """What differs between the spliced code of ``fn`` and ``compiled`` (the text's), as far as it matters."""
+    code = fn.__code__
+    made = splice.spliced(fn, code, hook, stored(code))
+    assert made is not None
+    wrong = [a for a in ("co_stacksize", "co_flags", "co_argcount", "co_kwonlyargcount", "co_posonlyargcount",
+                         "co_varnames", "co_qualname", "co_firstlineno") if getattr(made, a) != getattr(compiled, a)]
+    at, theirs = _handler_at(made), _handler_at(compiled)
+    if list(made.co_positions())[at // 2:] != list(compiled.co_positions())[theirs // 2:]:
+        wrong.append("the handler's positions")
+    ours = [x for x in _entries(made) if x[0].offset >= at]
+    their = [x for x in _entries(compiled) if x[0].offset >= theirs]
+    if len(ours) != len(their):
+        wrong.append("the handler's length")
+    for (a, ea), (b, eb) in zip(ours, their, strict=False):
+        a_value = a.argval - at if a.opcode in dis.hasjrel else a.argval
+        b_value = b.argval - theirs if b.opcode in dis.hasjrel else b.argval
+        if a.opname != b.opname or not _same(a_value, b_value):
+            wrong.append(f"the handler's {a.opname} {a.argrepr} against {b.opname} {b.argrepr}")
+        if (ea and (ea.target - at, ea.depth, ea.lasti)) != (eb and (eb.target - theirs, eb.depth, eb.lasti)):
+            wrong.append(f"the handler's exception entry at {a.offset - at}")
+    # the body is the running code's: the same instructions, positions, and each where its own try sends it
+    kept = sum(name.startswith("_regrow_p") for name in made.co_varnames)
+    body = [x for x in _entries(made) if x[0].offset < at]
+    original = _entries(code)
+    positions = list(made.co_positions())[:at // 2]
+    if positions[:1] + positions[1 + 2 * kept:] != list(code.co_positions()):
+        wrong.append("the body's positions")
+    if len(body) != len(original) + 2 * kept:
+        wrong.append("the body's length")
+    for (a, ea), (b, eb) in zip(body[1 + 2 * kept:], original[1:], strict=False):
+        b_value = b.argval + 4 * kept if b.opcode in dis.hasjrel else b.argval
+        if a.opname != b.opname or not _same(a.argval, b_value):
+            wrong.append(f"the body's {a.opname} at {a.offset}")
+        if (ea.target, ea.depth, ea.lasti) != ((eb.target + 4 * kept, eb.depth, eb.lasti) if eb else (at, 0, False)):
+            wrong.append(f"the body's exception entry at {a.offset}")
+    # where the compiled body has the same instructions, each goes to the same handler as there (but for those
+    # that cannot raise: the compiler leaves a constant returned after the try's end outside it)
+    if [i.opname for i, _ in _entries(made)] == [i.opname for i, _ in _entries(compiled)]:
+        for (a, ea), (b, eb) in zip(_entries(made), _entries(compiled), strict=True):
+            if b.offset < theirs and b.opname not in ("NOP", "RETURN_VALUE", "LOAD_CONST") and \
+                    (ea is not None and ea.target == at) != (eb is not None and eb.target == theirs):
+                wrong.append(f"{a.opname} at {a.offset}: the handler where the compiler's is another")
+    return wrong
+
+
+def test_the_standard_library_spliced_as_the_compiler_makes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(instrument_code, "spliced", lambda *args: None)  # the text's path, for the oracle
+    monkeypatch.setattr(instrument_code, "load", lambda code, space: None)
+    monkeypatch.setattr(instrument_code, "keep", lambda code, space, made: None)
+    hook = object()
+    compared, kept, bad = 0, 0, {}
+    for fn in _functions():
+        if splice.spliced(fn, fn.__code__, hook, stored(fn.__code__)) is None:
+            continue
+        compiled = instrument_code.instrumented(fn, hook, fn.__code__)
+        if isinstance(compiled, str) or not any(e.depth == 0 for e in dis._parse_exception_table(compiled)):
+            continue  # the text does not compile alone, or a body that returns a constant and cannot fail
+        compared += 1
+        kept += "_regrow_p0" in compiled.co_varnames
+        if wrong := _differences(fn, hook, compiled):
+            bad[fn.__qualname__] = wrong
+    assert bad == {}
+    assert compared > 1000 and kept > 100  # 1175 and 156 on 3.11.7
+
+
+# Shapes of parameter list and body, each run healthy and failing: the source, a healthy call (its arguments),
+# a failing call and what the handler must be handed (the arguments as they entered).
+SHAPES = [
+    ("def f():\n    return 1 / 0\n", None, ((), {}), ((), {})),
+    ("def f(a, b, /):\n    return a / b\n", ((4, 2), {}), ((1, 0), {}), ((1, 0), {})),
+    ("def f(a, b=2, *args):\n    a = a + len(args)\n    b, args = 0, ()\n    return a / b\n", None,
+     ((1, 5, 6, 7), {}), ((1, 5, 6, 7), {})),
+    ("def f(a, *, b, c=3):\n    c += 1\n    return [a, b][c]\n", None,
+     ((0,), {"b": 5}), ((0,), {"b": 5, "c": 3})),
+    ("def f(a, *, b):\n    return [a][b]\n", ((0,), {"b": 0}), ((7,), {"b": 4}), ((7,), {"b": 4})),
+    ("def f(*args, **kwargs):\n    return args[len(args)]\n", None, ((1, 2), {"x": 3}), ((1, 2), {"x": 3})),
+    ("def f(a, **kwargs):\n    a = None\n    return a + 1\n", None, ((1,), {"y": 2}), ((1,), {"y": 2})),
+    # the failure with values on the stack: in a loop, a call's arguments, a with block, a comprehension
+    ("def f(xs):\n    total = 0\n    for x in xs:\n        total += 10 // x\n    return total\n",
+     (([1, 2],), {}), (([1, 0],), {}), (([1, 0],), {})),
+    ("def f(a):\n    return max(a, 1, 10 // a)\n", ((5,), {}), ((0,), {}), ((0,), {})),
+    ("import contextlib\ndef f(a):\n    with contextlib.nullcontext():\n        a = 10 // a\n    return a\n",
+     ((5,), {}), ((0,), {}), ((0,), {})),
+    ("def f(xs):\n    return [10 // x for x in xs]\n", (([5],), {}), (([0],), {}), (([0],), {})),
+    # the body's own try: what it handles stays its own; what it raises again, and its finally, reach the hook
+    ("def f(a):\n    try:\n        return 10 // a\n    except ZeroDivisionError:\n        return -1\n",
+     ((0,), {}), (("x",), {}), (("x",), {})),
+    ("def f(a):\n    try:\n        a = 10 // a\n    except ZeroDivisionError:\n        raise KeyError(a)\n"
+     "    return a\n", ((5,), {}), ((0,), {}), ((0,), {})),
+    ("def f(a):\n    try:\n        a = a + 1\n    finally:\n        b = 1 // (a - 1)\n    return b\n",
+     ((1,), {}), ((0,), {}), ((0,), {})),
+]
+
+
+class _Recorder:
+    """A stand-in for the Healing state: keeps what the handler hands over."""
+
+    def __init__(self, decision: object = RAISE) -> None:
+        self.calls: list[tuple[BaseException, tuple[Any, ...], dict[str, Any]]] = []
+        self.decision = decision
+        self.func: Any = None
+
+    def on_error(self, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        self.calls.append((exc, args, kwargs))
+        return self.decision
+
+
+def _spliced(source: str, recorder: _Recorder, make_module: Any) -> tuple[types.FunctionType, types.FunctionType]:
+    """The function ``f`` of ``source`` as written and a copy of it with the spliced code installed."""
+    fn = make_module(source).f
+    copy = types.FunctionType(fn.__code__, fn.__globals__, "f", fn.__defaults__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    made = splice.spliced(copy, fn.__code__, Hook(recorder), stored(fn.__code__))  # type: ignore[arg-type]
+    assert made is not None
+    copy.__code__ = made
+    recorder.func = copy
+    return fn, copy
+
+
+@pytest.mark.parametrize(("source", "healthy", "failing", "handed"), SHAPES)
+def test_every_shape_runs_healthy_and_hands_its_failure_over(make_module: Any, source: str, healthy: Any,
+                                                             failing: Any, handed: Any) -> None:
+    recorder = _Recorder()
+    fn, copy = _spliced(source, recorder, make_module)
+    if healthy is not None:
+        args, kwargs = healthy
+        assert copy(*args, **kwargs) == fn(*args, **kwargs)
+        assert recorder.calls == []
+    args, kwargs = failing
+    with pytest.raises(Exception) as original:
+        fn(*args, **dict(kwargs))
+    with pytest.raises(type(original.value)) as raised:
+        copy(*args, **dict(kwargs))
+    [(exc, given, named)] = recorder.calls
+    assert exc is raised.value and (given, named) == handed
+    # the traceback is the user's: the same last line as the function's own failure, and no line of regrow's
+    ours, theirs = (traceback.extract_tb(e.__traceback__)[-1] for e in (raised.value, original.value))
+    assert (ours.lineno, ours.line, ours.name) == (theirs.lineno, theirs.line, theirs.name)
+
+
+def test_a_retry_returns_the_fixed_result_and_other_exceptions_pass(make_module: Any) -> None:
+    recorder = _Recorder(RETRY)
+    _, copy = _spliced("def f(a, *, b):\n    a = a * 2\n    return a / b\n", recorder, make_module)
+    recorder.func = lambda a, *, b: (a, b)  # the "fix" the retry calls, with the arguments as they entered
+    assert copy(3, b=0) == (3, 0)
+    _, copy = _spliced("def f(a):\n    raise KeyboardInterrupt(a)\n", recorder, make_module)
+    with pytest.raises(KeyboardInterrupt):
+        copy(1)
+    assert len(recorder.calls) == 1  # not an Exception: never handed over
+
+
+def test_a_tracer_sees_the_same_lines_as_in_the_function_itself(make_module: Any) -> None:
+    source = "def f(a, b):\n    a = a + 1\n    for i in range(b):\n        a += i\n    return 10 // (a - 4)\n"
+    fn, copy = _spliced(source, _Recorder(), make_module)
+
+    def traced(call: types.FunctionType, *args: int) -> list[tuple[str, int]]:
+        seen: list[tuple[str, int]] = []
+
+        def tracer(frame: types.FrameType, event: str, arg: object) -> Any:
+            if frame.f_code.co_name == "f":
+                seen.append((event, frame.f_lineno - frame.f_code.co_firstlineno))
+            return tracer
+        sys.settrace(tracer)
+        try:
+            call(*args)
+        except ZeroDivisionError:
+            pass
+        finally:
+            sys.settrace(None)
+        return seen
+
+    assert traced(copy, 1, 3) == traced(fn, 1, 3)
+    failing = traced(copy, 1, 2)
+    assert failing[:len(traced(fn, 1, 2)) - 1] == traced(fn, 1, 2)[:-1]  # up to the failure, the same
+    assert {line for _, line in failing} <= {line for _, line in traced(fn, 1, 3)} | {0}  # then the def line
+
+
+def test_the_handler_stands_on_the_def_line_below_its_decorators(make_module: Any) -> None:
+    mod = make_module('''
+        import regrow
+
+        @regrow.heal(
+            proposers=[], cooldown=60,
+        )
+        def ratio(a, b):
+            return a / b
+    ''')
+    code = mod.ratio.__code__
+    at = _handler_at(code)
+    lines = {line for start, end, line in code.co_lines() if start >= at and line is not None}
+    assert lines == {code.co_firstlineno + 3}
+
+
+def test_a_plain_function_is_made_without_its_text_or_the_cache(make_module: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*args: Any) -> Any:
+        raise AssertionError("read or compiled the text")
+
+    for name in ("_instrumented", "load", "keep"):
+        monkeypatch.setattr(instrument_code, name, refused)
+    mod = make_module('''
+        import regrow
+
+        @regrow.heal(proposers=[], cooldown=60)
+        def price(text, rate=1.0, **extra):
+            text = text.strip()
+            return float(text) * rate
+    ''')
+    assert regrow.state(mod.price).mode == "instrumented"
+    assert mod.price(" 2 ", 3) == 6.0
+    with pytest.raises(ValueError):
+        mod.price(" x ")
+    assert regrow.state(mod.price).tally.failures == 1
+
+
+@pytest.mark.parametrize("source", [
+    "def f(a):\n    yield a\n",  # a generator
+    "async def f(a):\n    return a\n",  # a coroutine
+    "def f(a):\n    def g():\n        return a\n    return g\n",  # a cell
+    "def f(a, **kw):\n    kw['x'] = 1\n    return a\n",  # a **kwargs the body changes: copied at entry
+    "def f(a, *, __b):\n    return a\n",  # a private keyword, whose name the code has mangled elsewhere
+])
+def test_what_the_splice_leaves_to_the_text_is_still_instrumented(make_module: Any, source: str) -> None:
+    fn = make_module(source).f
+    assert splice.spliced(fn, fn.__code__, object(), stored(fn.__code__)) is None
+    assert isinstance(instrument(fn, Hook(_Recorder())), types.CodeType)  # type: ignore[arg-type]
