@@ -1,7 +1,7 @@
-"""The instrumented code made from the running bytecode alone, on Python 3.11: no source read, no compile.
+"""The instrumented code made from the running bytecode alone, on Python 3.11-3.13: no source read, no compile.
 
 What :mod:`._instrument_code` compiles from the definition's text — the body inside ``try``/``except
-Exception`` whose handler calls the hook — is, on 3.11, the running code's bytes with a handler after
+Exception`` whose handler calls the hook — is, on 3.11+, the running code's bytes with a handler after
 them, one more entry in the exception table for every stretch of the body no ``try`` of its own covers,
 and the handler's positions after the body's. This module writes exactly that: the handler's
 instructions, their inline caches, the constants and names they use, the stack they need, the entries
@@ -21,6 +21,7 @@ import dis
 import functools
 import inspect
 import linecache
+import opcode
 import sys
 import types
 from typing import Any
@@ -28,12 +29,31 @@ from typing import Any
 from ._instrument_bytes import PREFIX
 
 _OP = dis.opmap
-# 3.11's inline caches after each instruction the handler uses (opcode._inline_cache_entries)
-_CACHES = {"LOAD_METHOD": 10, "PRECALL": 1, "CALL": 4}
-_LOCALS = (_OP["LOAD_FAST"], _OP["STORE_FAST"], _OP["DELETE_FAST"])
+_VERSION = sys.version_info[:2]
+APPLIES = (3, 11) <= _VERSION <= (3, 13)
 _ODD = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
 _MANY = 16  # more parameters than this: the compiler builds the tuple another way; left to it
-APPLIES = sys.version_info[:2] == (3, 11)
+_LOCALS = tuple(op for op in dis.haslocal if op < 256)  # 3.12 lists pseudo-instructions too
+# 3.13's pairs: two local numbers of four bits each in one argument
+_PAIRS = {_OP[name] for name in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST")
+          if name in _OP}
+# the handler's instructions as each version writes them
+_IF_FALSE = "POP_JUMP_FORWARD_IF_FALSE" if _VERSION < (3, 12) else "POP_JUMP_IF_FALSE"
+_TO_TUPLE = ("LIST_TO_TUPLE", 0) if _VERSION < (3, 12) else ("CALL_INTRINSIC_1", 6)  # INTRINSIC_LIST_TO_TUPLE
+_TEST = [("TO_BOOL", 0)] if _VERSION >= (3, 13) else []  # 3.13 makes a value a bool before it branches on it
+_NAMES = 255 if _VERSION < (3, 12) else 127  # 3.12+: LOAD_ATTR's argument is the name's number times two, plus one
+
+
+def _inline(name: str) -> int:
+    """How many inline cache units follow the instruction ``name`` (3.13 keeps them by name)."""
+    table: Any = getattr(opcode, "_inline_cache_entries", {})
+    if isinstance(table, dict):
+        return int(table.get(name, 0))
+    return int(table[_OP[name]]) if _OP[name] < len(table) else 0  # 3.12: a pseudo-instruction has none
+
+
+_CACHES = {name: _inline(name) for name in ("LOAD_METHOD", "LOAD_ATTR", "PRECALL", "CALL", "TO_BOOL", _IF_FALSE)
+           if name in _OP}
 
 
 def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: set[int]) -> types.CodeType | None:
@@ -57,13 +77,16 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     if any(name.startswith("_") and "__" in name for name in keywords):
         return None  # a private name, mangled here: the text's name is the keyword
     consts, globals_ = len(code.co_consts), code.co_names
-    if params > _MANY or len(names) + len(keep) > 255 or consts + _MANY + 3 > 255 or len(globals_) + 2 > 255:
+    if params > _MANY or len(names) + len(keep) > 255 or consts + _MANY + 3 > 255 or len(globals_) + 2 > _NAMES:
         return None  # an argument past a byte would take EXTENDED_ARG
     caught = globals_.index("caught") if "caught" in globals_ else len(globals_)
     result = globals_.index("result") if "result" in globals_ else len(globals_) + (caught == len(globals_))
     star = flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
     handler, stack, extra = _handler(code.co_argcount, keywords, star, keep, consts, caught, result)
-    body = raw[:2] + _copies(params, keep) + _renumbered(raw[2:], params, len(keep))
+    renumbered = _renumbered(raw[2:], params, len(keep))
+    if renumbered is None:
+        return None
+    body = raw[:2] + _copies(params, keep) + renumbered
     units = len(handler) // 2
     lines = _positions(func, code, len(keep), units)
     if lines is None:
@@ -104,7 +127,7 @@ def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[in
         positional = [*load, ("BUILD_TUPLE", len(load))] if load else [("LOAD_CONST", const(()))]
     else:
         positional = [*load, ("BUILD_LIST", len(load)), ("LOAD_FAST", local.get(args, args)), ("LIST_EXTEND", 1),
-                      ("LIST_TO_TUPLE", 0)]
+                      _TO_TUPLE]
     values = [("LOAD_FAST", local.get(index, index)) for index in range(argcount, count)]
     if kwargs is None and len(keywords) > 1:
         named = [*values, ("LOAD_CONST", const(keywords)), ("BUILD_CONST_KEY_MAP", len(keywords))]
@@ -114,12 +137,11 @@ def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[in
         if kwargs is not None:
             named += [("LOAD_FAST", kwargs), ("DICT_UPDATE", 1)]
     hook = consts + 1
-    handled = [("LOAD_CONST", hook), ("LOAD_METHOD", caught), *positional, *named, ("PRECALL", 2), ("CALL", 2),
-               ("POP_JUMP_FORWARD_IF_FALSE", 1), ("RAISE_VARARGS", 0),
-               ("LOAD_CONST", hook), ("LOAD_METHOD", result), ("PRECALL", 0), ("CALL", 0),
-               ("SWAP", 2), ("POP_EXCEPT", 0), ("RETURN_VALUE", 0)]
+    handled = _fused([("LOAD_CONST", hook), _method(caught), *positional, *named, *_call(2), *_TEST,
+                      (_IF_FALSE, 1), ("RAISE_VARARGS", 0), ("LOAD_CONST", hook), _method(result), *_call(0),
+                      ("SWAP", 2), ("POP_EXCEPT", 0), ("RETURN_VALUE", 0)])
     steps = [("PUSH_EXC_INFO", 0), ("LOAD_CONST", consts), ("CHECK_EXC_MATCH", 0),
-             ("POP_JUMP_FORWARD_IF_FALSE", _units(handled) + 1), ("POP_TOP", 0), *handled,
+             (_IF_FALSE, _units(handled) + 1), ("POP_TOP", 0), *handled,
              ("RERAISE", 0), ("COPY", 3), ("POP_EXCEPT", 0), ("RERAISE", 1)]
     depth = peak = 1  # the exception, pushed where the body failed
     for name, arg in steps[:-3]:
@@ -127,6 +149,28 @@ def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[in
         peak = max(peak, depth)
     # the cleanup holds the exception info, lasti and the exception, and copies one
     return _encode(steps), max(peak, 4), tuple(extra)
+
+
+def _method(name: int) -> tuple[str, int]:
+    """The hook's method ``name`` (a number in ``co_names``) loaded for a call."""
+    return ("LOAD_METHOD", name) if _VERSION < (3, 12) else ("LOAD_ATTR", name << 1 | 1)
+
+
+def _call(count: int) -> list[tuple[str, int]]:
+    return [("PRECALL", count), ("CALL", count)] if _VERSION < (3, 12) else [("CALL", count)]
+
+
+def _fused(steps: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """3.13's pairs of local loads made one instruction, as its compiler makes them (numbers under 16)."""
+    if not _PAIRS:
+        return steps
+    out: list[tuple[str, int]] = []
+    for step in steps:
+        if step[0] == "LOAD_FAST" and out and out[-1][0] == "LOAD_FAST" and out[-1][1] < 16 and step[1] < 16:
+            out[-1] = ("LOAD_FAST_LOAD_FAST", out[-1][1] << 4 | step[1])
+        else:
+            out.append(step)
+    return out
 
 
 def _units(steps: list[tuple[str, int]]) -> int:
@@ -147,20 +191,28 @@ def _referenced(raw: bytes) -> set[int]:
     for op in _LOCALS:
         at = ops.find(op)
         while at >= 0:
-            found.add(raw[2 * at + 1])
+            arg = raw[2 * at + 1]
+            found.update((arg >> 4, arg & 15) if op in _PAIRS else (arg,))
             at = ops.find(op, at + 1)
     return found
 
 
-def _renumbered(raw: bytes, params: int, shift: int) -> bytes:
-    """``raw`` with every local numbered ``params`` or more moved up by ``shift`` (the kept copies come first)."""
+def _renumbered(raw: bytes, params: int, shift: int) -> bytes | None:
+    """``raw`` with every local numbered ``params`` or more moved up by ``shift`` (the kept copies come first);
+    ``None`` where a number of a 3.13 pair would pass four bits."""
     if not shift:
         return raw
     ops, args = raw[0::2], bytearray(raw[1::2])
     for op in _LOCALS:
         at = ops.find(op)
         while at >= 0:
-            if args[at] >= params:
+            if op in _PAIRS:
+                high, low = args[at] >> 4, args[at] & 15
+                high, low = high + shift * (high >= params), low + shift * (low >= params)
+                if high > 15 or low > 15:
+                    return None
+                args[at] = high << 4 | low
+            elif args[at] >= params:
                 args[at] += shift
             at = ops.find(op, at + 1)
     out = bytearray(len(raw))
