@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import dis
 import importlib
+import inspect
 import sys
 import traceback
 import types
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import regrow
 from regrow._heal import _instrument_code as instrument_code
@@ -289,3 +292,79 @@ def test_what_the_splice_leaves_to_the_text_is_still_instrumented(make_module: A
     fn = make_module(source).f
     assert splice.spliced(fn, fn.__code__, object(), stored(fn.__code__)) is None
     assert isinstance(instrument(fn, Hook(_Recorder())), types.CodeType)  # type: ignore[arg-type]
+
+
+# Functions generated from pieces that fail, rebind parameters, loop, catch, clean up and return early: each run
+# as written and spliced, on the same arguments, must do the same, and each failure reach the hook once.
+_PARAMETERS = ["a, b=1", "a, /, b=2", "a, b=3, *args", "a, b=0, *, k=2", "a, b=0, **kw", "a, b=1, *args, k=1, **kw"]
+_STEPS = [
+    "a = a + {n}",
+    "x = {n} // (a - {m})",
+    "for i in range({n}):\n    a += i",
+    "while a > {n}:\n    a -= {m} + 1",
+    "try:\n    x = 1 // (a - {m})\nexcept ZeroDivisionError:\n    x = -1",
+    "try:\n    a = a - 1\nfinally:\n    x = {n} // (a - {m})",
+    "with contextlib.nullcontext():\n    a = a * {n}",
+    "x = [1 // (i - {m}) for i in range(a % 5)]",
+    "if a > {n}:\n    return a",
+    "if a == {m}:\n    raise KeyError(a)",
+    "assert a != {m}, 'a is {m}'",
+    "a = str(a) if a < {n} else a",
+    "x = {{'k': a}}[('k' if a != {m} else 'j')]",
+    "del a\na = {n}",
+    "b = b * {n} - {m}",
+    "a, b = b, a",
+    "x = a // (b - {m})",
+]
+
+
+@st.composite
+def _functions_and_arguments(draw: st.DrawFn) -> tuple[str, tuple[int, ...]]:
+    steps = draw(st.lists(st.sampled_from(_STEPS), min_size=1, max_size=5))
+    numbers = st.integers(min_value=0, max_value=4)
+    body = "\n".join(step.format(n=draw(numbers), m=draw(numbers)) for step in steps)
+    returned = draw(st.sampled_from(["a", "x", "(a, x)", "None"]))
+    source = f"import contextlib\ndef f({draw(st.sampled_from(_PARAMETERS))}):\n" + \
+        "".join(f"    {line}\n" for line in f"{body}\nreturn {returned}".splitlines())
+    return source, (draw(st.integers(min_value=-2, max_value=6)),)
+
+
+def _outcome(call: Any, args: tuple[int, ...]) -> tuple[str, Any]:
+    try:
+        return "returned", call(*args)
+    except Exception as exc:  # what the function raised, to compare
+        return "raised", exc
+
+
+_POSITIONAL, _EITHER = inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(_functions_and_arguments())
+def test_generated_functions_do_the_same_spliced(made: tuple[str, tuple[int, ...]]) -> None:
+    source, args = made
+    space: dict[str, Any] = {}
+    exec(compile(source, "<generated>", "exec"), space)
+    fn = space["f"]
+    recorder = _Recorder()
+    copy = types.FunctionType(fn.__code__, space, "f", fn.__defaults__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    code = splice.spliced(copy, fn.__code__, Hook(recorder), stored(fn.__code__))  # type: ignore[arg-type]
+    assert code is not None, source
+    copy.__code__ = code
+    theirs, ours = _outcome(fn, args), _outcome(copy, args)
+    if theirs[0] == "returned":
+        assert ours == theirs and recorder.calls == [], source
+        return
+    assert ours[0] == "raised" and type(ours[1]) is type(theirs[1]) and str(ours[1]) == str(theirs[1]), source
+    bound = inspect.signature(fn).bind(*args)
+    bound.apply_defaults()
+    kinds = {name: p.kind for name, p in inspect.signature(fn).parameters.items()}
+    positional = [v for name, v in bound.arguments.items() if kinds[name] in (_POSITIONAL, _EITHER)]
+    positional += bound.arguments.get("args", ())
+    named = {name: v for name, v in bound.arguments.items() if kinds[name] is inspect.Parameter.KEYWORD_ONLY}
+    assert recorder.calls == [(ours[1], tuple(positional), {**named, **bound.arguments.get("kw", {})})], source
+    last = traceback.extract_tb(ours[1].__traceback__)[-1]
+    assert (last.lineno, last.name) == (traceback.extract_tb(theirs[1].__traceback__)[-1].lineno,
+                                        traceback.extract_tb(theirs[1].__traceback__)[-1].name), source
