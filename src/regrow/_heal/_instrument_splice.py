@@ -317,41 +317,57 @@ def _moved(table: bytes, at: int) -> tuple[int, int, bytes] | None:
     header = table[at]
     kind = (header >> 3) & 15
     size = _entry_size(table, at)
-    if kind in (13, 15):
+    if kind == 15:
         return None
     tail = table[at + size:]
+    if kind == 13:  # a line and no columns (-X no_debug_ranges)
+        delta, _ = _svarint(table, at + 1)
+        return delta, -1, bytes((header,)) + _varint(0) + tail
     if kind < 10:
         return 0, (kind << 3) | (table[at + 1] >> 4), table[at:]
     if kind <= 12:
         return kind - 10, table[at + 1], bytes((header & ~(15 << 3) | (10 << 3),)) + table[at + 1:at + 3] + tail
-    values, end = [], at + 1
-    for _ in range(4):
-        value, shift = 0, 0
-        while True:
-            byte = table[end]
-            value |= (byte & 63) << shift
-            shift += 6
-            end += 1
-            if not byte & 64:
-                break
-        values.append(value)
-    delta = values[0] >> 1 if not values[0] & 1 else -(values[0] >> 1)
-    if values[2] == 0:
+    delta, end = _svarint(table, at + 1)
+    lines, end = _uvarint(table, end)
+    column, end = _uvarint(table, end)
+    last, end = _uvarint(table, end)
+    if column == 0:
         return None  # no column
-    return delta, values[2] - 1, bytes((header,)) + _varint(0) + _varint(values[1]) + _varint(values[2]) + \
-        _varint(values[3]) + tail
+    return delta, column - 1, bytes((header,)) + _varint(0) + _varint(lines) + _varint(column) + _varint(last) + tail
 
 
 @functools.lru_cache(maxsize=256)
 def _long(units: int, delta: int, column: int, end: int) -> bytes:
-    """Entries for ``units`` code units at one position (long form): ``delta`` lines after the last entry."""
+    """Entries for ``units`` code units at one position (long form; a line alone where ``column`` is -1):
+    ``delta`` lines after the last entry."""
     out = bytearray()
     while units > 0:
         size = min(units, 8)
-        out += bytes((0x80 | (14 << 3) | (size - 1),)) + _varint(delta << 1 if delta >= 0 else (-delta << 1) | 1) + \
-            _varint(0) + _varint(column + 1) + _varint(end + 1)
+        line = _varint(delta << 1 if delta >= 0 else (-delta << 1) | 1)
+        if column < 0:
+            out += bytes((0x80 | (13 << 3) | (size - 1),)) + line
+        else:
+            out += bytes((0x80 | (14 << 3) | (size - 1),)) + line + _varint(0) + _varint(column + 1) + \
+                _varint(end + 1)
         units, delta = units - size, 0
     return bytes(out)
+
+
+def _uvarint(table: bytes, at: int) -> tuple[int, int]:
+    """The number written at ``at`` in a line table (six bits a byte, the lowest first), and where it ends."""
+    value, shift = 0, 0
+    while True:
+        byte = table[at]
+        value |= (byte & 63) << shift
+        shift, at = shift + 6, at + 1
+        if not byte & 64:
+            return value, at
+
+
+def _svarint(table: bytes, at: int) -> tuple[int, int]:
+    """The signed number written at ``at`` in a line table (its sign in the lowest bit), and where it ends."""
+    value, at = _uvarint(table, at)
+    return (-(value >> 1) if value & 1 else value >> 1), at
 
 
 _NOWHERE = {units: bytes((0x80 | (15 << 3) | (units - 1),)) for units in (1, 3)}
