@@ -98,12 +98,13 @@ def differences(code: types.CodeType, made: types.CodeType, compiled: types.Code
     kept = sum(name.startswith("_regrow_p") for name in made.co_varnames)
     body = [x for x in _entries(made) if x[0].offset < at]
     original = _entries(code)
+    first = 1 + next(n for n, (i, _) in enumerate(original) if i.opname == "RESUME")  # a generator's: 3
     positions = list(made.co_positions())[:at // 2]
-    if positions[:1] + positions[1 + 2 * kept:] != list(code.co_positions()):
+    if positions[:first] + positions[first + 2 * kept:] != list(code.co_positions()):
         wrong.append("the body's positions")
     if len(body) != len(original) + 2 * kept:
         wrong.append("the body's length")
-    for (a, ea), (b, eb) in zip(body[1 + 2 * kept:], original[1:], strict=False):
+    for (a, ea), (b, eb) in zip(body[first + 2 * kept:], original[first:], strict=False):
         b_value = b.argval + 4 * kept if b.opcode in dis.hasjrel else b.argval
         if a.opname != b.opname or not _same(a.argval, b_value):
             wrong.append(f"the body's {a.opname} at {a.offset}")

@@ -9,6 +9,7 @@ code is run, on every shape of parameter list and body the splice takes.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import shutil
@@ -96,6 +97,12 @@ class _Recorder:
     def on_error(self, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
         self.calls.append((exc, args, kwargs))
         return self.decision
+
+    async def aon_error(self, exc: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        return self.on_error(exc, args, kwargs)
+
+    def rest(self, args: tuple[Any, ...], kwargs: dict[str, Any], exc: BaseException) -> Any:
+        return iter(["the rest"])  # what a generator's caller goes on with after a fix
 
 
 def _spliced(source: str, recorder: _Recorder, make_module: Any) -> tuple[types.FunctionType, types.FunctionType]:
@@ -206,9 +213,13 @@ def test_a_plain_function_is_made_without_its_text_or_the_cache(make_module: Any
     assert regrow.state(mod.price).tally.failures == 1
 
 
+_SUSPENDING = pytest.mark.skipif(sys.version_info[:2] == (3, 11), reason="3.11 splices generators and coroutines")
+
+
 @pytest.mark.parametrize("source", [
-    "def f(a):\n    yield a\n",  # a generator
-    "async def f(a):\n    return a\n",  # a coroutine
+    pytest.param("def f(a):\n    yield a\n", marks=_SUSPENDING),  # a generator, on 3.12+
+    pytest.param("async def f(a):\n    return a\n", marks=_SUSPENDING),  # a coroutine, on 3.12+
+    "async def f(a):\n    yield a\n",  # an async generator
     "def f(a):\n    def g():\n        return a\n    return g\n",  # a cell
     "def f(a, **kw):\n    kw['x'] = 1\n    return a\n",  # a **kwargs the body changes: copied at entry
     "def f(a, *, __b):\n    return a\n",  # a private keyword, whose name the code has mangled elsewhere
@@ -246,17 +257,37 @@ _STEPS = [
 @st.composite
 def _functions_and_arguments(draw: st.DrawFn) -> tuple[str, tuple[int, ...]]:
     steps = draw(st.lists(st.sampled_from(_STEPS), min_size=1, max_size=5))
+    kind = draw(st.sampled_from(_KINDS))
+    if kind != "def":  # a generator yields, a coroutine awaits, somewhere among the steps
+        steps.insert(draw(st.integers(min_value=0, max_value=len(steps))), _SUSPEND[kind])
     numbers = st.integers(min_value=0, max_value=4)
     body = "\n".join(step.format(n=draw(numbers), m=draw(numbers)) for step in steps)
     returned = draw(st.sampled_from(["a", "x", "(a, x)", "None"]))
-    source = f"import contextlib\ndef f({draw(st.sampled_from(_PARAMETERS))}):\n" + \
+    source = f"import asyncio, contextlib\n{_KEYWORD[kind]} f({draw(st.sampled_from(_PARAMETERS))}):\n" + \
         "".join(f"    {line}\n" for line in f"{body}\nreturn {returned}".splitlines())
     return source, (draw(st.integers(min_value=-2, max_value=6)),)
 
 
+# 3.11 splices generators and coroutines too (tests/heal/test_instrument_generators.py tells how a caller goes on)
+_KINDS = ["def", "generator", "coroutine"] if sys.version_info[:2] == (3, 11) else ["def"]
+_SUSPEND = {"generator": "yield a", "coroutine": "await asyncio.sleep(0)"}
+_KEYWORD = {"def": "def", "generator": "def", "coroutine": "async def"}
+
+
 def _outcome(call: Any, args: tuple[int, ...]) -> tuple[str, Any]:
+    """What a call returned (a generator: what it yielded, then what it returned) or raised."""
     try:
-        return "returned", call(*args)
+        made = call(*args)
+        if inspect.iscoroutine(made):
+            return "returned", asyncio.run(made)
+        if inspect.isgenerator(made):
+            items = []
+            while True:
+                try:
+                    items.append(next(made))
+                except StopIteration as stop:
+                    return "returned", (items, stop.value)
+        return "returned", made
     except Exception as exc:  # what the function raised, to compare
         return "raised", exc
 
@@ -293,3 +324,45 @@ def test_generated_functions_do_the_same_spliced(made: tuple[str, tuple[int, ...
     last = traceback.extract_tb(ours[1].__traceback__)[-1]
     assert (last.lineno, last.name) == (traceback.extract_tb(theirs[1].__traceback__)[-1].lineno,
                                         traceback.extract_tb(theirs[1].__traceback__)[-1].name), source
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="3.11 alone splices generators and coroutines")
+def test_a_generator_and_a_coroutine_caught_in_their_own_frames(make_module: Any) -> None:
+    mod = make_module('''
+        import asyncio
+
+        def numbers(n):
+            n = n + 1
+            for i in range(n):
+                yield 10 // (i - 2)
+
+        async def ratio(a, b):
+            await asyncio.sleep(0)
+            a = a * 2
+            return a / b
+    ''')
+    recorder = _Recorder(RETRY)
+    for name in ("numbers", "ratio"):
+        fn = getattr(mod, name)
+        made = splice.spliced(fn, fn.__code__, Hook(recorder), stored(fn.__code__))  # type: ignore[arg-type]
+        assert made is not None
+        fn.__code__ = made
+
+    async def fixed(a: int, b: int) -> int:
+        return a + b
+
+    recorder.func = fixed
+    assert list(mod.numbers(3)) == [-5, -10, "the rest"]  # then the rest of the fixed generator
+    assert asyncio.run(mod.ratio(1, 0)) == 1  # the fix awaited with the arguments as they entered
+    assert [(type(exc), args) for exc, args, _ in recorder.calls] == [(ZeroDivisionError, (3,)),
+                                                                     (ZeroDivisionError, (1, 0))]
+    recorder.decision = RAISE
+    with pytest.raises(ZeroDivisionError) as raised:
+        list(mod.numbers(3))
+    assert traceback.extract_tb(raised.value.__traceback__)[-1].line == "yield 10 // (i - 2)"
+    gen = mod.numbers(5)
+    assert next(gen) == -5
+    gen.close()  # closing at a yield is not a failure
+    with pytest.raises(KeyError):
+        mod.numbers(5).throw(KeyError("the caller's"))  # nor is what the caller throws in
+    assert len(recorder.calls) == 3

@@ -9,9 +9,11 @@ and the positions, with the parameters kept at entry (where the body rebinds the
 their own. ``tests/heal/test_instrument_splice.py`` compares what it makes with what the compiler makes
 from the text, function by function, on the standard library.
 
-It applies to plain functions (no cells or free variables, not a generator or coroutine, no
-``EXTENDED_ARG``, a ``**kwargs`` the body never reads); for anything else :func:`spliced` gives ``None``
-and the text is compiled as before. The ``def`` line, where the handler stands, is read from the source
+It applies to plain functions (no cells or free variables, no ``EXTENDED_ARG``, a ``**kwargs`` the body
+never reads), and on 3.11 to generators and coroutines of that kind too (their handler yields from the
+hook's result, or awaits its ``acaught``); for anything else — async generators, and generators and
+coroutines on 3.12+, whose code ends with a handler of its own and whose yields say how many ``try``
+blocks stand around them — :func:`spliced` gives ``None`` and the text is compiled as before. The ``def`` line, where the handler stands, is read from the source
 when there is one (else the code's first line).
 """
 
@@ -31,7 +33,11 @@ from ._instrument_bytes import PREFIX
 _OP = dis.opmap
 _VERSION = sys.version_info[:2]
 APPLIES = (3, 11) <= _VERSION <= (3, 13)
-_ODD = inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE
+_ODD = inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+# 3.11 alone: a generator or coroutine begins RETURN_GENERATOR, POP_TOP, RESUME and its handler needs no more than
+# a yield or an await of its own (3.12 puts a StopIteration handler after the code and marks each yield's depth)
+_SUSPENDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE
+_PROLOGUE = bytes((_OP["RETURN_GENERATOR"], 0, _OP["POP_TOP"], 0, _OP["RESUME"], 0)) if _VERSION == (3, 11) else b""
 _MANY = 16  # more parameters than this: the compiler builds the tuple another way; left to it
 _LOCALS = tuple(op for op in dis.haslocal if op < 256)  # 3.12 lists pseudo-instructions too
 # 3.13's pairs: two local numbers of four bits each in one argument
@@ -62,7 +68,9 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     if not APPLIES or code.co_flags & _ODD or code.co_cellvars or code.co_freevars:
         return None
     raw = code.co_code
-    if _OP["EXTENDED_ARG"] in raw[0::2] or raw[0] != _OP["RESUME"]:
+    suspends = code.co_flags & _SUSPENDS
+    prologue = len(_PROLOGUE) // 2 if suspends else 1  # in code units
+    if _OP["EXTENDED_ARG"] in raw[0::2] or (raw[:6] != _PROLOGUE if suspends else raw[0] != _OP["RESUME"]):
         return None
     names, flags = code.co_varnames, code.co_flags
     if any(name.startswith(PREFIX) for name in (*names, *code.co_names)):
@@ -79,21 +87,21 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     consts, globals_ = len(code.co_consts), code.co_names
     if params > _MANY or len(names) + len(keep) > 255 or consts + _MANY + 3 > 255 or len(globals_) + 2 > _NAMES:
         return None  # an argument past a byte would take EXTENDED_ARG
-    caught = globals_.index("caught") if "caught" in globals_ else len(globals_)
-    result = globals_.index("result") if "result" in globals_ else len(globals_) + (caught == len(globals_))
-    star = flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    method = "gcaught" if flags & inspect.CO_GENERATOR else "acaught" if flags & inspect.CO_COROUTINE else "caught"
+    added = tuple(name for name in (method, "result") if name not in globals_)
+    caught, result = ((globals_ + added).index(name) for name in (method, "result"))
+    star = flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | _SUSPENDS)
     handler, stack, extra = _handler(code.co_argcount, keywords, star, keep, consts, caught, result)
-    renumbered = _renumbered(raw[2:], params, len(keep))
+    renumbered = _renumbered(raw[2 * prologue:], params, len(keep))
     if renumbered is None:
         return None
-    body = raw[:2] + _copies(params, keep) + renumbered
+    body = raw[:2 * prologue] + _copies(params, keep) + renumbered
     units = len(handler) // 2
-    lines = _positions(func, code, len(keep), units)
+    lines = _positions(func, code, len(keep), units, prologue)
     if lines is None:
         return None
-    table = _table(code, 1 + len(keep) * 2, len(body) // 2, units, len(keep) * 2)
+    table = _table(code, prologue + len(keep) * 2, len(body) // 2, units, len(keep) * 2)
     varnames = (*names[:params], *(f"{PREFIX}{i}" for i in range(len(keep))), *names[params:])
-    added = tuple(name for name in ("caught", "result") if name not in globals_)
     changes: dict[str, Any] = {"co_exceptiontable": table}  # 3.11's (typed as 3.10's)
     return code.replace(co_code=body + handler, co_consts=(*code.co_consts, Exception, hook, *extra),
                         co_names=globals_ + added, co_varnames=varnames, co_nlocals=len(varnames),
@@ -137,9 +145,15 @@ def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[in
         if kwargs is not None:
             named += [("LOAD_FAST", kwargs), ("DICT_UPDATE", 1)]
     hook = consts + 1
-    handled = _fused([("LOAD_CONST", hook), _method(caught), *positional, *named, *_call(2), *_TEST,
-                      (_IF_FALSE, 1), ("RAISE_VARARGS", 0), ("LOAD_CONST", hook), _method(result), *_call(0),
-                      ("SWAP", 2), ("POP_EXCEPT", 0), ("RETURN_VALUE", 0)])
+    # a coroutine awaits what the hook's acaught returns; a generator yields from what its result is
+    awaited = [("GET_AWAITABLE", 0), ("LOAD_CONST", const(None)), ("SEND", 3), ("YIELD_VALUE", 0), ("RESUME", 3),
+               ("JUMP_BACKWARD_NO_INTERRUPT", 4)] if star & inspect.CO_COROUTINE else []
+    handled = _fused([("LOAD_CONST", hook), _method(caught), *positional, *named, *_call(2), *awaited, *_TEST,
+                      (_IF_FALSE, 1), ("RAISE_VARARGS", 0), ("LOAD_CONST", hook), _method(result), *_call(0)])
+    if star & inspect.CO_GENERATOR:
+        handled += [("GET_YIELD_FROM_ITER", 0), ("LOAD_CONST", const(None)), ("SEND", 3), ("YIELD_VALUE", 0),
+                    ("RESUME", 2), ("JUMP_BACKWARD_NO_INTERRUPT", 4)]
+    handled += [("SWAP", 2), ("POP_EXCEPT", 0), ("RETURN_VALUE", 0)]
     steps = [("PUSH_EXC_INFO", 0), ("LOAD_CONST", consts), ("CHECK_EXC_MATCH", 0),
              (_IF_FALSE, _units(handled) + 1), ("POP_TOP", 0), *handled,
              ("RERAISE", 0), ("COPY", 3), ("POP_EXCEPT", 0), ("RERAISE", 1)]
@@ -269,14 +283,17 @@ def _entries(table: bytes) -> list[tuple[int, int, int, int]]:
     return [(values[i], values[i + 1], values[i + 2], values[i + 3]) for i in range(0, len(values), 4)]
 
 
-def _positions(func: types.FunctionType, code: types.CodeType, kept: int, handler: int) -> bytes | None:
-    """The line table: the code's, with the ``kept`` copies on the body's first line and the handler on the
-    ``def`` line; ``None`` where the table does not begin as expected."""
+def _positions(func: types.FunctionType, code: types.CodeType, kept: int, handler: int, prologue: int) -> bytes | None:
+    """The line table: the code's, with the ``kept`` copies on the body's first line (after the ``prologue``'s
+    code units) and the handler on the ``def`` line; ``None`` where the table does not begin as expected."""
     table = code.co_linetable
     if kept:
-        first = _entry_size(table, 0)
-        if table[0] & 7 != 0 or (second := _moved(table, first)) is None:
-            return None  # the RESUME alone first, then the body's first instruction
+        first = units = 0
+        while units < prologue and first < len(table):
+            units += (table[first] & 7) + 1
+            first += _entry_size(table, first)
+        if units != prologue or first >= len(table) or (second := _moved(table, first)) is None:
+            return None  # the prologue's entries alone first, then the body's first instruction
         delta, column, rest = second
         table = table[:first] + _long(kept * 2, delta, column, column) + rest
     last = next((line for _, _, line in reversed(list(code.co_lines())) if line is not None), code.co_firstlineno)
@@ -291,7 +308,7 @@ def _definition(func: types.FunctionType, code: types.CodeType) -> tuple[int, in
     for number in range(code.co_firstlineno - 1, min(len(lines), code.co_firstlineno + 63)):
         text = lines[number]
         stripped = text.lstrip()
-        if stripped.startswith("def "):
+        if stripped.startswith(("def ", "async def ")):
             return number + 1, len(text) - len(stripped)
     return code.co_firstlineno, 0
 
