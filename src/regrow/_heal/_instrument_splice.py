@@ -13,8 +13,8 @@ It applies to plain functions (no cells or free variables, no ``EXTENDED_ARG``, 
 never reads), and on 3.11 to generators and coroutines of that kind too (their handler yields from the
 hook's result, or awaits its ``acaught``); for anything else — async generators, and generators and
 coroutines on 3.12+, whose code ends with a handler of its own and whose yields say how many ``try``
-blocks stand around them — :func:`spliced` gives ``None`` and the text is compiled as before. The ``def`` line, where the handler stands, is read from the source
-when there is one (else the code's first line).
+blocks stand around them — :func:`spliced` gives ``None`` and the text is compiled as before. The ``def``
+line, where the handler stands, is read from the source when there is one (else the code's first line).
 """
 
 from __future__ import annotations
