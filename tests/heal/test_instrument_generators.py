@@ -174,11 +174,11 @@ def test_replay_finds_the_items_delivered_by_running_the_old_code_again():
     assert "within 50 items" in regrow.ledger_of(bounded.value)
 
 
-def test_a_generator_with_no_source_is_made_from_its_bytes_on_3_11_else_wrapped():
+def test_a_generator_with_no_source_is_made_from_its_bytes_else_wrapped():
     namespace: dict[str, Any] = {"regrow": regrow}
     exec(compile("def gen(n):\n    yield from range(n)\n", "/nonexistent/made.py", "exec"), namespace)
     healed = regrow.heal(namespace["gen"])
-    if sys.version_info[:2] == (3, 11):  # made from its running bytes: no source needed (_instrument_splice)
+    if (3, 11) <= sys.version_info[:2] <= (3, 13):  # made from its running bytes: no source needed (_instrument_splice)
         assert regrow.state(healed).mode == "instrumented" and healed is namespace["gen"]
     else:
         assert regrow.state(healed).mode == "wrapped" and healed is not namespace["gen"]

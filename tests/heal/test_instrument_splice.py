@@ -213,12 +213,7 @@ def test_a_plain_function_is_made_without_its_text_or_the_cache(make_module: Any
     assert regrow.state(mod.price).tally.failures == 1
 
 
-_SUSPENDING = pytest.mark.skipif(sys.version_info[:2] == (3, 11), reason="3.11 splices generators and coroutines")
-
-
 @pytest.mark.parametrize("source", [
-    pytest.param("def f(a):\n    yield a\n", marks=_SUSPENDING),  # a generator, on 3.12+
-    pytest.param("async def f(a):\n    return a\n", marks=_SUSPENDING),  # a coroutine, on 3.12+
     "async def f(a):\n    yield a\n",  # an async generator
     "def f(a):\n    def g():\n        return a\n    return g\n",  # a cell
     "def f(a, **kw):\n    kw['x'] = 1\n    return a\n",  # a **kwargs the body changes: copied at entry
@@ -268,8 +263,8 @@ def _functions_and_arguments(draw: st.DrawFn) -> tuple[str, tuple[int, ...]]:
     return source, (draw(st.integers(min_value=-2, max_value=6)),)
 
 
-# 3.11 splices generators and coroutines too (tests/heal/test_instrument_generators.py tells how a caller goes on)
-_KINDS = ["def", "generator", "coroutine"] if sys.version_info[:2] == (3, 11) else ["def"]
+# generators and coroutines too (tests/heal/test_instrument_generators.py tells how a caller goes on after a fix)
+_KINDS = ["def", "generator", "coroutine"]
 _SUSPEND = {"generator": "yield a", "coroutine": "await asyncio.sleep(0)"}
 _KEYWORD = {"def": "def", "generator": "def", "coroutine": "async def"}
 
@@ -326,7 +321,6 @@ def test_generated_functions_do_the_same_spliced(made: tuple[str, tuple[int, ...
                                         traceback.extract_tb(theirs[1].__traceback__)[-1].name), source
 
 
-@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="3.11 alone splices generators and coroutines")
 def test_a_generator_and_a_coroutine_caught_in_their_own_frames(make_module: Any) -> None:
     mod = make_module('''
         import asyncio
@@ -365,4 +359,34 @@ def test_a_generator_and_a_coroutine_caught_in_their_own_frames(make_module: Any
     gen.close()  # closing at a yield is not a failure
     with pytest.raises(KeyError):
         mod.numbers(5).throw(KeyError("the caller's"))  # nor is what the caller throws in
+    gen = mod.numbers(5)
+    next(gen)
+    with pytest.raises(KeyError):
+        gen.throw(KeyError("the caller's, at a yield"))
     assert len(recorder.calls) == 3
+
+
+def test_closing_a_spliced_generator_runs_its_own_finally_and_nothing_of_the_hook(make_module: Any) -> None:
+    mod = make_module('''
+        done = []
+
+        def lines(n):
+            n = n - 1
+            try:
+                for i in range(n):
+                    yield i
+            finally:
+                done.append(n)
+            yield 1 // 0
+    ''')
+    recorder = _Recorder()
+    made = splice.spliced(mod.lines, mod.lines.__code__, Hook(recorder), stored(mod.lines.__code__))  # type: ignore[arg-type]
+    assert made is not None
+    mod.lines.__code__ = made
+    gen = mod.lines(4)
+    assert [next(gen), next(gen)] == [0, 1]
+    gen.close()
+    assert mod.done == [3] and recorder.calls == []
+    with pytest.raises(ZeroDivisionError):
+        list(mod.lines(2))
+    assert mod.done == [3, 1] and [args for _, args, _ in recorder.calls] == [(2,)]

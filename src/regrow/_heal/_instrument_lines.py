@@ -14,10 +14,22 @@ import linecache
 import types
 
 
-def positions(func: types.FunctionType, code: types.CodeType, kept: int, handler: int, prologue: int) -> bytes | None:
+def positions(func: types.FunctionType, code: types.CodeType, kept: int, handler: int, prologue: int,
+              epilogue: int) -> bytes | None:
     """The line table: the code's, with the ``kept`` copies on the body's first line (after the ``prologue``'s
-    code units) and the handler on the ``def`` line; ``None`` where the table does not begin as expected."""
+    code units), the handler on the ``def`` line and the code's last ``epilogue`` units (3.12+: a generator's
+    StopIteration handler, which stands nowhere) after it; ``None`` where the table is not as expected."""
     table = code.co_linetable
+    ending = b""
+    if epilogue:
+        header = table[-1]  # the last entry, if it stands nowhere: one byte
+        length = (header & 7) + 1
+        nowhere = (None, None, None, None)
+        places = list(code.co_positions())[-epilogue:]  # type: ignore[attr-defined,unused-ignore]
+        if header & 0xF8 != 0xF8 or length < epilogue or any(place != nowhere for place in places):
+            return None
+        table = table[:-1] + (bytes((0xF8 | (length - epilogue - 1),)) if length > epilogue else b"")
+        ending = _NOWHERE[epilogue]
     if kept:
         first = units = 0
         while units < prologue and first < len(table):
@@ -30,7 +42,7 @@ def positions(func: types.FunctionType, code: types.CodeType, kept: int, handler
     last = next((line for _, _, line in reversed(list(code.co_lines())) if line is not None), code.co_firstlineno)
     defined, column = _definition(func, code)
     # PUSH_EXC_INFO and the cleanup (the last three units) stand nowhere, as the compiler puts them
-    return table + _NOWHERE[1] + _long(handler - 4, defined - last, column, column + 3) + _NOWHERE[3]
+    return table + _NOWHERE[1] + _long(handler - 4, defined - last, column, column + 3) + _NOWHERE[3] + ending
 
 
 def _definition(func: types.FunctionType, code: types.CodeType) -> tuple[int, int]:
@@ -118,7 +130,7 @@ def _svarint(table: bytes, at: int) -> tuple[int, int]:
     return (-(value >> 1) if value & 1 else value >> 1), at
 
 
-_NOWHERE = {units: bytes((0x80 | (15 << 3) | (units - 1),)) for units in (1, 3)}
+_NOWHERE = {units: bytes((0x80 | (15 << 3) | (units - 1),)) for units in (1, 2, 3)}
 
 
 def _varint(value: int) -> bytes:

@@ -9,12 +9,16 @@ and the positions, with the parameters kept at entry (where the body rebinds the
 their own. ``tests/heal/test_instrument_splice.py`` compares what it makes with what the compiler makes
 from the text, function by function, on the standard library.
 
-It applies to plain functions (no cells or free variables, no ``EXTENDED_ARG``, a ``**kwargs`` the body
-never reads), and on 3.11 to generators and coroutines of that kind too (their handler yields from the
-hook's result, or awaits its ``acaught``); for anything else — async generators, and generators and
-coroutines on 3.12+, whose code ends with a handler of its own and whose yields say how many ``try``
-blocks stand around them — :func:`spliced` gives ``None`` and the text is compiled as before. The ``def``
-line, where the handler stands, is read from the source when there is one (else the code's first line).
+It applies to functions, generators and coroutines with no cells or free variables, no ``EXTENDED_ARG``
+and a ``**kwargs`` the body never reads. A generator's handler yields from the hook's result and a
+coroutine's awaits its ``acaught``; on 3.12+ their code ends with a StopIteration handler of its own (the
+epilogue), which stays last, after the hook's, and takes what it took in the compiled text. Each yield of
+the body keeps the depth of ``try`` blocks it says it stands in (3.12: ``YIELD_VALUE``'s argument; 3.13: a
+bit of the ``RESUME`` after it), one less than the compiled text's: ``close()`` then finishes such a
+generator without throwing ``GeneratorExit`` in, which the hook's handler would only have raised on. For
+anything else (async generators among them) :func:`spliced` gives ``None`` and the text is compiled as
+before. The ``def`` line, where the handler stands, is read from the source when there is one (else the
+code's first line).
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ _OP = dis.opmap
 _VERSION = sys.version_info[:2]
 APPLIES = (3, 11) <= _VERSION <= (3, 13)
 _ODD = inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
-# 3.11 alone: a generator or coroutine begins RETURN_GENERATOR, POP_TOP, RESUME and its handler needs no more than
-# a yield or an await of its own (3.12 puts a StopIteration handler after the code and marks each yield's depth)
+# A generator or coroutine begins RETURN_GENERATOR, POP_TOP, RESUME; 3.12+ ends it with a handler that makes a
+# StopIteration raised inside a RuntimeError (the epilogue), which stays last, after the hook's handler.
 _SUSPENDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE
-_PROLOGUE = bytes((_OP["RETURN_GENERATOR"], 0, _OP["POP_TOP"], 0, _OP["RESUME"], 0)) if _VERSION == (3, 11) else b""
+_PROLOGUE = bytes((_OP["RETURN_GENERATOR"], 0, _OP["POP_TOP"], 0, _OP["RESUME"], 0)) if APPLIES else b""
+_EPILOGUE = bytes((_OP["CALL_INTRINSIC_1"], 3, _OP["RERAISE"], 1)) if _VERSION >= (3, 12) else b""
 _MANY = 16  # more parameters than this: the compiler builds the tuple another way; left to it
 _LOCALS = tuple(op for op in dis.haslocal if op < 256)  # 3.12 lists pseudo-instructions too
 # 3.13's pairs: two local numbers of four bits each in one argument
@@ -58,8 +63,8 @@ def _inline(name: str) -> int:
     return int(table[_OP[name]]) if _OP[name] < len(table) else 0  # 3.12: a pseudo-instruction has none
 
 
-_CACHES = {name: _inline(name) for name in ("LOAD_METHOD", "LOAD_ATTR", "PRECALL", "CALL", "TO_BOOL", _IF_FALSE)
-           if name in _OP}
+_CACHES = {name: _inline(name) for name in ("LOAD_METHOD", "LOAD_ATTR", "PRECALL", "CALL", "TO_BOOL", "SEND",
+                                            _IF_FALSE) if name in _OP}
 
 
 def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: set[int]) -> types.CodeType | None:
@@ -72,6 +77,10 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     prologue = len(_PROLOGUE) // 2 if suspends else 1  # in code units
     if _OP["EXTENDED_ARG"] in raw[0::2] or (raw[:6] != _PROLOGUE if suspends else raw[0] != _OP["RESUME"]):
         return None
+    epilogue = _EPILOGUE if suspends else b""
+    if not raw.endswith(epilogue):
+        return None
+    raw = raw[:len(raw) - len(epilogue)]
     names, flags = code.co_varnames, code.co_flags
     if any(name.startswith(PREFIX) for name in (*names, *code.co_names)):
         return None
@@ -91,19 +100,20 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     added = tuple(name for name in (method, "result") if name not in globals_)
     caught, result = ((globals_ + added).index(name) for name in (method, "result"))
     star = flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | _SUSPENDS)
-    handler, stack, extra = _handler(code.co_argcount, keywords, star, keep, consts, caught, result)
+    handler, stack, extra, yielded = _handler(code.co_argcount, keywords, star, keep, consts, caught, result)
     renumbered = _renumbered(raw[2 * prologue:], params, len(keep))
     if renumbered is None:
         return None
     body = raw[:2 * prologue] + _copies(params, keep) + renumbered
     units = len(handler) // 2
-    lines = positions(func, code, len(keep), units, prologue)
+    lines = positions(func, code, len(keep), units, prologue, len(epilogue) // 2)
     if lines is None:
         return None
-    table = _table(code, prologue + len(keep) * 2, len(body) // 2, units, len(keep) * 2)
+    table = _table(code, prologue + len(keep) * 2, len(body) // 2, units, len(keep) * 2,
+                   (len(raw) // 2, yielded) if epilogue else None)
     varnames = (*names[:params], *(f"{PREFIX}{i}" for i in range(len(keep))), *names[params:])
     changes: dict[str, Any] = {"co_exceptiontable": table}  # 3.11's (typed as 3.10's)
-    return code.replace(co_code=body + handler, co_consts=(*code.co_consts, Exception, hook, *extra),
+    return code.replace(co_code=body + handler + epilogue, co_consts=(*code.co_consts, Exception, hook, *extra),
                         co_names=globals_ + added, co_varnames=varnames, co_nlocals=len(varnames),
                         co_linetable=lines, co_stacksize=max(code.co_stacksize, stack), **changes)
 
@@ -115,7 +125,7 @@ def _copies(params: int, keep: tuple[int, ...]) -> bytes:
 
 @functools.lru_cache(maxsize=256)
 def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[int, ...], consts: int, caught: int,
-             result: int) -> tuple[bytes, int, tuple[object, ...]]:
+             result: int) -> tuple[bytes, int, tuple[object, ...], int]:
     """The handler's bytes for a code of this shape with ``consts`` constants (``Exception``, then the hook, then
     the ones returned are put after them) and the names ``caught`` and ``result`` at these numbers; and the
     stack it needs. The same for every function of one shape: kept."""
@@ -146,23 +156,34 @@ def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[in
             named += [("LOAD_FAST", kwargs), ("DICT_UPDATE", 1)]
     hook = consts + 1
     # a coroutine awaits what the hook's acaught returns; a generator yields from what its result is
-    awaited = [("GET_AWAITABLE", 0), ("LOAD_CONST", const(None)), ("SEND", 3), ("YIELD_VALUE", 0), ("RESUME", 3),
-               ("JUMP_BACKWARD_NO_INTERRUPT", 4)] if star & inspect.CO_COROUTINE else []
+    awaited = [("GET_AWAITABLE", 0), ("LOAD_CONST", const(None)), *_sent(3)] if star & inspect.CO_COROUTINE else []
     handled = _fused([("LOAD_CONST", hook), _method(caught), *positional, *named, *_call(2), *awaited, *_TEST,
                       (_IF_FALSE, 1), ("RAISE_VARARGS", 0), ("LOAD_CONST", hook), _method(result), *_call(0)])
     if star & inspect.CO_GENERATOR:
-        handled += [("GET_YIELD_FROM_ITER", 0), ("LOAD_CONST", const(None)), ("SEND", 3), ("YIELD_VALUE", 0),
-                    ("RESUME", 2), ("JUMP_BACKWARD_NO_INTERRUPT", 4)]
+        handled += [("GET_YIELD_FROM_ITER", 0), ("LOAD_CONST", const(None)), *_sent(2)]
     handled += [("SWAP", 2), ("POP_EXCEPT", 0), ("RETURN_VALUE", 0)]
     steps = [("PUSH_EXC_INFO", 0), ("LOAD_CONST", consts), ("CHECK_EXC_MATCH", 0),
              (_IF_FALSE, _units(handled) + 1), ("POP_TOP", 0), *handled,
              ("RERAISE", 0), ("COPY", 3), ("POP_EXCEPT", 0), ("RERAISE", 1)]
     depth = peak = 1  # the exception, pushed where the body failed
     for name, arg in steps[:-3]:
-        depth += dis.stack_effect(_OP[name], arg if _OP[name] >= dis.HAVE_ARGUMENT else None, jump=False)
+        if name != "CLEANUP_THROW":  # reached only when something is thrown in at the yield, at a depth of 3
+            depth += dis.stack_effect(_OP[name], arg if _OP[name] >= dis.HAVE_ARGUMENT else None, jump=False)
         peak = max(peak, depth)
+    names = [name for name, _ in steps]
+    yielded = _units(steps[:names.index("YIELD_VALUE")]) if "YIELD_VALUE" in names else -1
     # the cleanup holds the exception info, lasti and the exception, and copies one
-    return _encode(steps), max(peak, 4), tuple(extra)
+    return _encode(steps), max(peak, 4), tuple(extra), yielded
+
+
+def _sent(resumed: int) -> list[tuple[str, int]]:
+    """The loop that sends into what is awaited or yielded from, up to its value (``resumed``: 3 after an await,
+    2 after a yield from); 3.12+ throws in what the caller throws (CLEANUP_THROW), after the loop."""
+    if _VERSION < (3, 12):
+        return [("SEND", 3), ("YIELD_VALUE", 0), ("RESUME", resumed), ("JUMP_BACKWARD_NO_INTERRUPT", 4)]
+    depth = 3 if _VERSION == (3, 12) else 1  # 3.12: the try blocks around it; 3.13: 1, inside an await or yield from
+    return [("SEND", 4), ("YIELD_VALUE", depth), ("RESUME", resumed), ("JUMP_BACKWARD_NO_INTERRUPT", 5),
+            ("CLEANUP_THROW", 0), ("END_SEND", 0)]
 
 
 def _method(name: int) -> tuple[str, int]:
@@ -234,14 +255,26 @@ def _renumbered(raw: bytes, params: int, shift: int) -> bytes | None:
     return bytes(out)
 
 
-def _table(code: types.CodeType, start: int, end: int, handler: int, shift: int) -> bytes:
+def _table(code: types.CodeType, start: int, end: int, handler: int, shift: int,
+           epilogue: tuple[int, int] | None) -> bytes:
     """The exception table: the code's own entries (moved by ``shift`` code units, the kept copies), one to the
     handler (at ``end``) for every stretch of the body from ``start`` that none of them covers, and the
-    handler's own, to its cleanup (its last three units) keeping ``lasti``."""
+    handler's own, to its cleanup (its last three units) keeping ``lasti``.
+
+    ``epilogue`` (3.12+, a generator or coroutine): where the code's StopIteration handler stood, and where in
+    the hook's handler its yield stands. What that handler covered of the body is the hook's now; the entry
+    (RESUME, the copies), the handler's own end and its cleanup go to it, after the hook's handler."""
     out = bytearray()
     reached = start
+    last = end + handler  # the StopIteration handler, moved
+    if epilogue is not None:
+        out += _entry(len(_PROLOGUE) // 2 - 1, start - len(_PROLOGUE) // 2 + 1, last, 1)
     for begins, length, target, depth in _entries(code.co_exceptiontable):  # type: ignore[attr-defined,unused-ignore]
+        if epilogue is not None and target == epilogue[0]:
+            continue  # the body's, unless a try of its own covers it: the hook's, as a gap
         first = begins + shift
+        if first < start:
+            continue
         if first > reached:
             out += _entry(reached, first - reached, end, 0)
         out += _entry(first, length, target + shift, depth)
@@ -249,7 +282,12 @@ def _table(code: types.CodeType, start: int, end: int, handler: int, shift: int)
     if end > reached:
         out += _entry(reached, end - reached, end, 0)
     cleanup = end + handler - 3
-    return bytes(out + _entry(end, cleanup - 3 - end, cleanup, 3) + _entry(cleanup - 1, 1, cleanup, 3))
+    if epilogue is None:
+        return bytes(out + _entry(end, cleanup - 3 - end, cleanup, 3) + _entry(cleanup - 1, 1, cleanup, 3))
+    yielded = end + epilogue[1]  # the yield of the send loop: what is thrown in there goes to its CLEANUP_THROW
+    return bytes(out + _entry(end, yielded - end, cleanup, 3) + _entry(yielded, 1, yielded + 3, 6) +
+                 _entry(yielded + 1, cleanup - 3 - yielded - 1, cleanup, 3) + _entry(cleanup - 3, 2, last, 1) +
+                 _entry(cleanup - 1, 1, cleanup, 3) + _entry(cleanup, 3, last, 1))
 
 
 @functools.lru_cache(maxsize=1024)
