@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dis
 import importlib
+import inspect
 import json
 import sys
 import types
@@ -99,7 +100,8 @@ def differences(code: types.CodeType, made: types.CodeType, compiled: types.Code
     body = [x for x in _entries(made) if x[0].offset < at]
     original = _entries(code)
     first = 1 + next(n for n, (i, _) in enumerate(original) if i.opname == "RESUME")  # a generator's: 3
-    ending = [i.opname for i, _ in original[-2:]] == ["CALL_INTRINSIC_1", "RERAISE"] and first == 3
+    ending = [i.opname for i, _ in original[-2:]] == ["CALL_INTRINSIC_1", "RERAISE"] and \
+        bool(code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE))
     epilogue = original[-2][0].offset if ending else -1  # 3.12+: a generator's StopIteration handler, kept last
     original = original[:-2] if ending else original
     positions = list(made.co_positions())[:at // 2]

@@ -215,7 +215,7 @@ def test_a_plain_function_is_made_without_its_text_or_the_cache(make_module: Any
 
 @pytest.mark.parametrize("source", [
     "async def f(a):\n    yield a\n",  # an async generator
-    "def f(a):\n    def g():\n        return a\n    return g\n",  # a cell
+    "def f(a):\n    def g():\n        return a\n    return g\n",  # a parameter a closure holds
     "def f(a, **kw):\n    kw['x'] = 1\n    return a\n",  # a **kwargs the body changes: copied at entry
     "def f(a, *, __b):\n    return a\n",  # a private keyword, whose name the code has mangled elsewhere
 ])
@@ -246,6 +246,7 @@ _STEPS = [
     "b = b * {n} - {m}",
     "a, b = b, a",
     "x = a // (b - {m})",
+    "y = a * {n}\nx = (lambda: 10 // y)()",  # a cell of the body's own, failing in the closure's frame
 ]
 
 
@@ -364,6 +365,31 @@ def test_a_generator_and_a_coroutine_caught_in_their_own_frames(make_module: Any
     with pytest.raises(KeyError):
         gen.throw(KeyError("the caller's, at a yield"))
     assert len(recorder.calls) == 3
+
+
+def test_a_method_that_calls_super_and_a_closure_over_a_local(make_module: Any) -> None:
+    mod = make_module('''
+        class Base:
+            def price(self, text):
+                return float(text)
+
+        class Child(Base):
+            def price(self, text, rate=1.0):
+                text = text.strip()  # kept at entry, with the method's __class__ cell after the locals
+                scale = rate * 2
+                return super().price(text) * (lambda: scale)()
+    ''')
+    fn = mod.Child.price
+    assert fn.__code__.co_freevars == ("__class__",) and fn.__code__.co_cellvars == ("scale",)
+    recorder = _Recorder()
+    made = splice.spliced(fn, fn.__code__, Hook(recorder), stored(fn.__code__))  # type: ignore[arg-type]
+    assert made is not None and "_regrow_p0" in made.co_varnames
+    fn.__code__ = made
+    child = mod.Child()
+    assert child.price(" 2 ", 3) == 12.0
+    with pytest.raises(ValueError):
+        child.price(" x ")
+    assert [(type(exc), args) for exc, args, _ in recorder.calls] == [(ValueError, (child, " x ", 1.0))]
 
 
 def test_closing_a_spliced_generator_runs_its_own_finally_and_nothing_of_the_hook(make_module: Any) -> None:

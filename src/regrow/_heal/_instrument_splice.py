@@ -9,8 +9,9 @@ and the positions, with the parameters kept at entry (where the body rebinds the
 their own. ``tests/heal/test_instrument_splice.py`` compares what it makes with what the compiler makes
 from the text, function by function, on the standard library.
 
-It applies to functions, generators and coroutines with no cells or free variables, no ``EXTENDED_ARG``
-and a ``**kwargs`` the body never reads. A generator's handler yields from the hook's result and a
+It applies to functions, generators and coroutines (methods that call ``super()`` and bodies with closures of
+their own included) with no parameter a closure holds, no ``EXTENDED_ARG`` and a ``**kwargs`` the body never
+reads. A generator's handler yields from the hook's result and a
 coroutine's awaits its ``acaught``; on 3.12+ their code ends with a StopIteration handler of its own (the
 epilogue), which stays last, after the hook's, and takes what it took in the compiled text. Each yield of
 the body keeps the depth of ``try`` blocks it says it stands in (3.12: ``YIELD_VALUE``'s argument; 3.13: a
@@ -41,10 +42,14 @@ _ODD = inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 # A generator or coroutine begins RETURN_GENERATOR, POP_TOP, RESUME; 3.12+ ends it with a handler that makes a
 # StopIteration raised inside a RuntimeError (the epilogue), which stays last, after the hook's handler.
 _SUSPENDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE
-_PROLOGUE = bytes((_OP["RETURN_GENERATOR"], 0, _OP["POP_TOP"], 0, _OP["RESUME"], 0)) if APPLIES else b""
+_STARTS = bytes((_OP["RETURN_GENERATOR"], 0, _OP["POP_TOP"], 0)) if APPLIES else b""  # a generator's, before RESUME
+# what may come before the RESUME: the closure's cells made and its free variables copied, a generator made
+_BEFORE = {_OP[name] for name in ("COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR", "POP_TOP") if name in _OP}
 _EPILOGUE = bytes((_OP["CALL_INTRINSIC_1"], 3, _OP["RERAISE"], 1)) if _VERSION >= (3, 12) else b""
 _MANY = 16  # more parameters than this: the compiler builds the tuple another way; left to it
 _LOCALS = tuple(op for op in dis.haslocal if op < 256)  # 3.12 lists pseudo-instructions too
+# the locals' instructions, and those whose argument numbers a cell or free variable: after the locals, so moved too
+_RENUMBERED = tuple({*_LOCALS, *(op for op in dis.hasfree if op < 256)})
 # 3.13's pairs: two local numbers of four bits each in one argument
 _PAIRS = {_OP[name] for name in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST")
           if name in _OP}
@@ -70,12 +75,14 @@ _CACHES = {name: _inline(name) for name in ("LOAD_METHOD", "LOAD_ATTR", "PRECALL
 def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: set[int]) -> types.CodeType | None:
     """``code`` with its body inside a ``try`` whose handler calls ``hook`` (``kept``: the numbers of the
     locals the body stores to), or ``None`` where this does not apply."""
-    if not APPLIES or code.co_flags & _ODD or code.co_cellvars or code.co_freevars:
+    if not APPLIES or code.co_flags & _ODD:
         return None
     raw = code.co_code
     suspends = code.co_flags & _SUSPENDS
-    prologue = len(_PROLOGUE) // 2 if suspends else 1  # in code units
-    if _OP["EXTENDED_ARG"] in raw[0::2] or (raw[:6] != _PROLOGUE if suspends else raw[0] != _OP["RESUME"]):
+    prologue = raw[0::2].find(_OP["RESUME"]) + 1  # the code units up to the first RESUME, which it ends
+    if prologue <= 0 or _OP["EXTENDED_ARG"] in raw[0::2] or any(op not in _BEFORE for op in raw[:2 * prologue - 2:2]):
+        return None
+    if bool(suspends) != (raw[2 * prologue - 6:2 * prologue - 2] == _STARTS):
         return None
     epilogue = _EPILOGUE if suspends else b""
     if not raw.endswith(epilogue):
@@ -89,6 +96,8 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
         if params in _referenced(raw):
             return None  # a **kwargs the body reads or changes is copied at entry by the compiled text
         params += 1
+    if set(names[:params]) & set(code.co_cellvars):
+        return None  # a parameter a closure holds: what it was at entry is in its cell, which the body may change
     keep = tuple(index for index in range(params) if index in kept)
     keywords = names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
     if any(name.startswith("_") and "__" in name for name in keywords):
@@ -101,16 +110,16 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     caught, result = ((globals_ + added).index(name) for name in (method, "result"))
     star = flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | _SUSPENDS)
     handler, stack, extra, yielded = _handler(code.co_argcount, keywords, star, keep, consts, caught, result)
-    renumbered = _renumbered(raw[2 * prologue:], params, len(keep))
+    renumbered = _renumbered(raw, params, len(keep))
     if renumbered is None:
         return None
-    body = raw[:2 * prologue] + _copies(params, keep) + renumbered
+    body = renumbered[:2 * prologue] + _copies(params, keep) + renumbered[2 * prologue:]
     units = len(handler) // 2
     lines = positions(func, code, len(keep), units, prologue, len(epilogue) // 2)
     if lines is None:
         return None
     table = _table(code, prologue + len(keep) * 2, len(body) // 2, units, len(keep) * 2,
-                   (len(raw) // 2, yielded) if epilogue else None)
+                   (len(raw) // 2, yielded, prologue) if epilogue else None)
     varnames = (*names[:params], *(f"{PREFIX}{i}" for i in range(len(keep))), *names[params:])
     changes: dict[str, Any] = {"co_exceptiontable": table}  # 3.11's (typed as 3.10's)
     return code.replace(co_code=body + handler + epilogue, co_consts=(*code.co_consts, Exception, hook, *extra),
@@ -238,7 +247,7 @@ def _renumbered(raw: bytes, params: int, shift: int) -> bytes | None:
     if not shift:
         return raw
     ops, args = raw[0::2], bytearray(raw[1::2])
-    for op in _LOCALS:
+    for op in _RENUMBERED:
         at = ops.find(op)
         while at >= 0:
             if op in _PAIRS:
@@ -256,19 +265,20 @@ def _renumbered(raw: bytes, params: int, shift: int) -> bytes | None:
 
 
 def _table(code: types.CodeType, start: int, end: int, handler: int, shift: int,
-           epilogue: tuple[int, int] | None) -> bytes:
+           epilogue: tuple[int, int, int] | None) -> bytes:
     """The exception table: the code's own entries (moved by ``shift`` code units, the kept copies), one to the
     handler (at ``end``) for every stretch of the body from ``start`` that none of them covers, and the
     handler's own, to its cleanup (its last three units) keeping ``lasti``.
 
-    ``epilogue`` (3.12+, a generator or coroutine): where the code's StopIteration handler stood, and where in
-    the hook's handler its yield stands. What that handler covered of the body is the hook's now; the entry
-    (RESUME, the copies), the handler's own end and its cleanup go to it, after the hook's handler."""
+    ``epilogue`` (3.12+, a generator or coroutine): where the code's StopIteration handler stood, where in
+    the hook's handler its yield stands, and the prologue's length (its last unit the RESUME). What that
+    handler covered of the body is the hook's now; the entry (RESUME, the copies), the handler's own end and
+    its cleanup go to it, after the hook's handler."""
     out = bytearray()
     reached = start
     last = end + handler  # the StopIteration handler, moved
     if epilogue is not None:
-        out += _entry(len(_PROLOGUE) // 2 - 1, start - len(_PROLOGUE) // 2 + 1, last, 1)
+        out += _entry(epilogue[2] - 1, start - epilogue[2] + 1, last, 1)
     for begins, length, target, depth in _entries(code.co_exceptiontable):  # type: ignore[attr-defined,unused-ignore]
         if epilogue is not None and target == epilogue[0]:
             continue  # the body's, unless a try of its own covers it: the hook's, as a gap
