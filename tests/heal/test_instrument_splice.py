@@ -215,7 +215,7 @@ def test_a_plain_function_is_made_without_its_text_or_the_cache(make_module: Any
 
 @pytest.mark.parametrize("source", [
     "async def f(a):\n    yield a\n",  # an async generator
-    "def f(a):\n    def g():\n        return a\n    return g\n",  # a parameter a closure holds
+    "def f(a, **kw):\n    def g():\n        return kw\n    return g\n",  # a **kwargs a closure holds
     "def f(a, **kw):\n    kw['x'] = 1\n    return a\n",  # a **kwargs the body changes: copied at entry
     "def f(a, *, __b):\n    return a\n",  # a private keyword, whose name the code has mangled elsewhere
 ])
@@ -247,6 +247,7 @@ _STEPS = [
     "a, b = b, a",
     "x = a // (b - {m})",
     "y = a * {n}\nx = (lambda: 10 // y)()",  # a cell of the body's own, failing in the closure's frame
+    "x = (lambda: 10 // (b - {m}))()\nb = {n}",  # a parameter a closure holds, rebound after
 ]
 
 

@@ -9,10 +9,10 @@ and the positions, with the parameters kept at entry (where the body rebinds the
 their own. ``tests/heal/test_instrument_splice.py`` compares what it makes with what the compiler makes
 from the text, function by function, on the standard library.
 
-It applies to functions, generators and coroutines (methods that call ``super()`` and bodies with closures of
-their own included) with no parameter a closure holds, no ``EXTENDED_ARG`` and a ``**kwargs`` the body never
-reads. A generator's handler yields from the hook's result and a
-coroutine's awaits its ``acaught``; on 3.12+ their code ends with a StopIteration handler of its own (the
+It applies to functions, generators and coroutines (methods that call ``super()`` and closures over
+parameters or locals included; a parameter a closure holds is read from its cell at entry) with no
+``EXTENDED_ARG`` and a ``**kwargs`` the body never reads. A generator's handler yields from the hook's
+result and a coroutine's awaits its ``acaught``; on 3.12+ their code ends with a StopIteration handler of its own (the
 epilogue), which stays last, after the hook's, and takes what it took in the compiled text. Each yield of
 the body keeps the depth of ``try`` blocks it says it stands in (3.12: ``YIELD_VALUE``'s argument; 3.13: a
 bit of the ``RESUME`` after it), one less than the compiled text's: ``close()`` then finishes such a
@@ -93,12 +93,12 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
         return None
     params = code.co_argcount + code.co_kwonlyargcount + bool(flags & inspect.CO_VARARGS)
     if flags & inspect.CO_VARKEYWORDS:
-        if params in _referenced(raw):
+        if params in _referenced(raw) or names[params] in code.co_cellvars:
             return None  # a **kwargs the body reads or changes is copied at entry by the compiled text
         params += 1
-    if set(names[:params]) & set(code.co_cellvars):
-        return None  # a parameter a closure holds: what it was at entry is in its cell, which the body may change
-    keep = tuple(index for index in range(params) if index in kept)
+    # a parameter a closure holds is read from its cell at entry (the body or the closure may change it after)
+    cells = {index for index in range(params) if names[index] in code.co_cellvars}
+    keep = tuple(index for index in range(params) if index in kept or index in cells)
     keywords = names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
     if any(name.startswith("_") and "__" in name for name in keywords):
         return None  # a private name, mangled here: the text's name is the keyword
@@ -113,7 +113,7 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     renumbered = _renumbered(raw, params, len(keep))
     if renumbered is None:
         return None
-    body = renumbered[:2 * prologue] + _copies(params, keep) + renumbered[2 * prologue:]
+    body = renumbered[:2 * prologue] + _copies(params, keep, cells) + renumbered[2 * prologue:]
     units = len(handler) // 2
     lines = positions(func, code, len(keep), units, prologue, len(epilogue) // 2)
     if lines is None:
@@ -127,9 +127,11 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
                         co_linetable=lines, co_stacksize=max(code.co_stacksize, stack), **changes)
 
 
-def _copies(params: int, keep: tuple[int, ...]) -> bytes:
-    """The kept parameters copied at entry, each to its local (numbered after the parameters)."""
-    return b"".join(bytes((_OP["LOAD_FAST"], index, _OP["STORE_FAST"], params + i)) for i, index in enumerate(keep))
+def _copies(params: int, keep: tuple[int, ...], cells: set[int]) -> bytes:
+    """The kept parameters copied at entry, each to its local (numbered after the parameters); a parameter in
+    ``cells`` read from its cell."""
+    load = {index: _OP["LOAD_DEREF" if index in cells else "LOAD_FAST"] for index in keep}
+    return b"".join(bytes((load[index], index, _OP["STORE_FAST"], params + i)) for i, index in enumerate(keep))
 
 
 @functools.lru_cache(maxsize=256)
