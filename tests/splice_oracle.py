@@ -96,7 +96,6 @@ def differences(code: types.CodeType, made: types.CodeType, compiled: types.Code
         if (ea and (ea.target - at, ea.depth, ea.lasti)) != (eb and (eb.target - theirs, eb.depth, eb.lasti)):
             wrong.append(f"the handler's exception entry at {a.offset - at}")
     # the body is the running code's: the same instructions, positions, and each where its own try sends it
-    kept = sum(name.startswith("_regrow_p") for name in made.co_varnames)
     body = [x for x in _entries(made) if x[0].offset < at]
     original = _entries(code)
     first = 1 + next(n for n, (i, _) in enumerate(original) if i.opname == "RESUME")  # a generator's: 3
@@ -104,16 +103,19 @@ def differences(code: types.CodeType, made: types.CodeType, compiled: types.Code
         bool(code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE))
     epilogue = original[-2][0].offset if ending else -1  # 3.12+: a generator's StopIteration handler, kept last
     original = original[:-2] if ending else original
+    copies = len(body) - len(original)  # the kept parameters' copies at entry: two units each, four for a **kwargs
+    copied = [i.opname for i, _ in body[first:first + copies]]
+    if copied != [name for index in range(first, first + copies) for name in [body[index][0].opname]] or \
+            any(name not in ("LOAD_FAST", "LOAD_DEREF", "STORE_FAST", "BUILD_MAP", "DICT_UPDATE") for name in copied):
+        wrong.append(f"the copies at entry: {copied}")
     positions = list(made.co_positions())[:at // 2]
-    if positions[:first] + positions[first + 2 * kept:] != list(code.co_positions())[:-2 if ending else None]:
+    if positions[:first] + positions[first + copies:] != list(code.co_positions())[:-2 if ending else None]:
         wrong.append("the body's positions")
-    if len(body) != len(original) + 2 * kept:
-        wrong.append("the body's length")
-    for (a, ea), (b, eb) in zip(body[first + 2 * kept:], original[first:], strict=False):
-        b_value = b.argval + 4 * kept if b.opcode in dis.hasjrel else b.argval
+    for (a, ea), (b, eb) in zip(body[first + copies:], original[first:], strict=True):
+        b_value = b.argval + 2 * copies if b.opcode in dis.hasjrel else b.argval
         if a.opname != b.opname or not _same(a.argval, b_value):
             wrong.append(f"the body's {a.opname} at {a.offset}")
-        theirs_at = (eb.target + 4 * kept, eb.depth, eb.lasti) if eb and eb.target != epilogue else (at, 0, False)
+        theirs_at = (eb.target + 2 * copies, eb.depth, eb.lasti) if eb and eb.target != epilogue else (at, 0, False)
         if (ea.target, ea.depth, ea.lasti) != theirs_at:
             wrong.append(f"the body's exception entry at {a.offset}")
     # where the compiled body has the same instructions, each goes to the same handler as there (but for those

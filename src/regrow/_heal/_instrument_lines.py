@@ -14,9 +14,9 @@ import linecache
 import types
 
 
-def positions(func: types.FunctionType, code: types.CodeType, kept: int, handler: int, prologue: int,
+def positions(func: types.FunctionType, code: types.CodeType, copies: int, handler: int, prologue: int,
               epilogue: int) -> bytes | None:
-    """The line table: the code's, with the ``kept`` copies on the body's first line (after the ``prologue``'s
+    """The line table: the code's, with the ``copies`` units on the body's first line (after the ``prologue``'s
     code units), the handler on the ``def`` line and the code's last ``epilogue`` units (3.12+: a generator's
     StopIteration handler, which stands nowhere) after it; ``None`` where the table is not as expected."""
     table = code.co_linetable
@@ -30,7 +30,7 @@ def positions(func: types.FunctionType, code: types.CodeType, kept: int, handler
             return None
         table = table[:-1] + (bytes((0xF8 | (length - epilogue - 1),)) if length > epilogue else b"")
         ending = _NOWHERE[epilogue]
-    if kept:
+    if copies:
         first = units = 0
         while units < prologue and first < len(table):
             units += (table[first] & 7) + 1
@@ -38,7 +38,7 @@ def positions(func: types.FunctionType, code: types.CodeType, kept: int, handler
         if units != prologue or first >= len(table) or (second := _moved(table, first)) is None:
             return None  # the prologue's entries alone first, then the body's first instruction
         delta, column, rest = second
-        table = table[:first] + _long(kept * 2, delta, column, column) + rest
+        table = table[:first] + _long(copies, delta, column, column) + rest
     last = next((line for _, _, line in reversed(list(code.co_lines())) if line is not None), code.co_firstlineno)
     defined, column = _definition(func, code)
     # PUSH_EXC_INFO and the cleanup (the last three units) stand nowhere, as the compiler puts them

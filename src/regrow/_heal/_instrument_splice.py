@@ -11,15 +11,16 @@ from the text, function by function, on the standard library.
 
 It applies to functions, generators and coroutines (methods that call ``super()`` and closures over
 parameters or locals included; a parameter a closure holds is read from its cell at entry) with no
-``EXTENDED_ARG`` and a ``**kwargs`` the body never reads. A generator's handler yields from the hook's
-result and a coroutine's awaits its ``acaught``; on 3.12+ their code ends with a StopIteration handler of its own (the
-epilogue), which stays last, after the hook's, and takes what it took in the compiled text. Each yield of
-the body keeps the depth of ``try`` blocks it says it stands in (3.12: ``YIELD_VALUE``'s argument; 3.13: a
-bit of the ``RESUME`` after it), one less than the compiled text's: ``close()`` then finishes such a
-generator without throwing ``GeneratorExit`` in, which the hook's handler would only have raised on. For
-anything else (async generators among them) :func:`spliced` gives ``None`` and the text is compiled as
-before. The ``def`` line, where the handler stands, is read from the source when there is one (else the
-code's first line).
+``EXTENDED_ARG``; a ``**kwargs`` the body uses other than spread into a call is copied at entry, as the
+compiled text copies it. A generator's handler yields from the hook's result and a coroutine's awaits its
+``acaught``; on 3.12+ their code ends with a StopIteration handler of its own (the epilogue), which stays
+last, after the hook's, and takes what it took in the compiled text. Each yield of the body keeps the
+depth of ``try`` blocks it says it stands in (3.12: ``YIELD_VALUE``'s argument; 3.13: a bit of the
+``RESUME`` after it), one less than the compiled text's: ``close()`` then finishes such a generator
+without throwing ``GeneratorExit`` in, which the hook's handler would only have raised on. For anything
+else (async generators, ``EXTENDED_ARG``, more than 16 parameters) :func:`spliced` gives ``None`` and the
+text is compiled as before. The ``def`` line, where the handler stands, is read from the source when there
+is one (else the code's first line).
 """
 
 from __future__ import annotations
@@ -92,13 +93,15 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     if any(name.startswith(PREFIX) for name in (*names, *code.co_names)):
         return None
     params = code.co_argcount + code.co_kwonlyargcount + bool(flags & inspect.CO_VARARGS)
+    copied = -1  # a **kwargs the body reads or changes: a copy of the dict is kept at entry
     if flags & inspect.CO_VARKEYWORDS:
-        if params in _referenced(raw) or names[params] in code.co_cellvars:
-            return None  # a **kwargs the body reads or changes is copied at entry by the compiled text
+        if names[params] in code.co_cellvars:
+            return None  # a **kwargs a closure holds
+        copied = params if _read(raw, params) else -1
         params += 1
     # a parameter a closure holds is read from its cell at entry (the body or the closure may change it after)
     cells = {index for index in range(params) if names[index] in code.co_cellvars}
-    keep = tuple(index for index in range(params) if index in kept or index in cells)
+    keep = tuple(index for index in range(params) if index in kept or index in cells or index == copied)
     keywords = names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
     if any(name.startswith("_") and "__" in name for name in keywords):
         return None  # a private name, mangled here: the text's name is the keyword
@@ -113,25 +116,32 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     renumbered = _renumbered(raw, params, len(keep))
     if renumbered is None:
         return None
-    body = renumbered[:2 * prologue] + _copies(params, keep, cells) + renumbered[2 * prologue:]
-    units = len(handler) // 2
-    lines = positions(func, code, len(keep), units, prologue, len(epilogue) // 2)
+    copies = _copies(params, keep, cells, copied)
+    body = renumbered[:2 * prologue] + copies + renumbered[2 * prologue:]
+    units, shift = len(handler) // 2, len(copies) // 2
+    lines = positions(func, code, shift, units, prologue, len(epilogue) // 2)
     if lines is None:
         return None
-    table = _table(code, prologue + len(keep) * 2, len(body) // 2, units, len(keep) * 2,
+    table = _table(code, prologue + shift, len(body) // 2, units, shift,
                    (len(raw) // 2, yielded, prologue) if epilogue else None)
     varnames = (*names[:params], *(f"{PREFIX}{i}" for i in range(len(keep))), *names[params:])
     changes: dict[str, Any] = {"co_exceptiontable": table}  # 3.11's (typed as 3.10's)
     return code.replace(co_code=body + handler + epilogue, co_consts=(*code.co_consts, Exception, hook, *extra),
                         co_names=globals_ + added, co_varnames=varnames, co_nlocals=len(varnames),
-                        co_linetable=lines, co_stacksize=max(code.co_stacksize, stack), **changes)
+                        co_linetable=lines, co_stacksize=max(code.co_stacksize, stack, 2), **changes)
 
 
-def _copies(params: int, keep: tuple[int, ...], cells: set[int]) -> bytes:
+def _copies(params: int, keep: tuple[int, ...], cells: set[int], copied: int) -> bytes:
     """The kept parameters copied at entry, each to its local (numbered after the parameters); a parameter in
-    ``cells`` read from its cell."""
-    load = {index: _OP["LOAD_DEREF" if index in cells else "LOAD_FAST"] for index in keep}
-    return b"".join(bytes((load[index], index, _OP["STORE_FAST"], params + i)) for i, index in enumerate(keep))
+    ``cells`` read from its cell; the ``copied`` one (a ``**kwargs``) a new dict of its items."""
+    out = bytearray()
+    for i, index in enumerate(keep):
+        if index == copied:
+            out += bytes((_OP["BUILD_MAP"], 0, _OP["LOAD_FAST"], index, _OP["DICT_UPDATE"], 1))
+        else:
+            out += bytes((_OP["LOAD_DEREF" if index in cells else "LOAD_FAST"], index))
+        out += bytes((_OP["STORE_FAST"], params + i))
+    return bytes(out)
 
 
 @functools.lru_cache(maxsize=256)
@@ -158,13 +168,13 @@ def _handler(argcount: int, keywords: tuple[str, ...], star: int, keep: tuple[in
         positional = [*load, ("BUILD_LIST", len(load)), ("LOAD_FAST", local.get(args, args)), ("LIST_EXTEND", 1),
                       _TO_TUPLE]
     values = [("LOAD_FAST", local.get(index, index)) for index in range(argcount, count)]
-    if kwargs is None and len(keywords) > 1:
+    if len(keywords) > 1:
         named = [*values, ("LOAD_CONST", const(keywords)), ("BUILD_CONST_KEY_MAP", len(keywords))]
     else:
         named = [step for pair in zip([("LOAD_CONST", const(k)) for k in keywords], values, strict=True)
                  for step in pair] + [("BUILD_MAP", len(keywords))]
-        if kwargs is not None:
-            named += [("LOAD_FAST", kwargs), ("DICT_UPDATE", 1)]
+    if kwargs is not None:
+        named += [("LOAD_FAST", local.get(kwargs, kwargs)), ("DICT_UPDATE", 1)]
     hook = consts + 1
     # a coroutine awaits what the hook's acaught returns; a generator yields from what its result is
     awaited = [("GET_AWAITABLE", 0), ("LOAD_CONST", const(None)), *_sent(3)] if star & inspect.CO_COROUTINE else []
@@ -230,17 +240,19 @@ def _encode(steps: list[tuple[str, int]]) -> bytes:
     return bytes(out)
 
 
-def _referenced(raw: bytes) -> set[int]:
-    """The local numbers any instruction of ``raw`` loads, stores or deletes."""
+def _read(raw: bytes, local: int) -> bool:
+    """Whether ``raw`` uses the local ``local`` other than spread into a call (``f(**kwargs)``: loaded, then
+    merged into the call's keywords), as the compiled text tells whether to copy a ``**kwargs`` at entry."""
     ops = raw[0::2]
-    found: set[int] = set()
     for op in _LOCALS:
         at = ops.find(op)
         while at >= 0:
             arg = raw[2 * at + 1]
-            found.update((arg >> 4, arg & 15) if op in _PAIRS else (arg,))
+            if local in ((arg >> 4, arg & 15) if op in _PAIRS else (arg,)) and \
+                    not (op == _OP["LOAD_FAST"] and ops[at + 1:at + 2] == bytes((_OP["DICT_MERGE"],))):
+                return True
             at = ops.find(op, at + 1)
-    return found
+    return False
 
 
 def _renumbered(raw: bytes, params: int, shift: int) -> bytes | None:
