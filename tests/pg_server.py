@@ -134,9 +134,12 @@ def pg_url(pg_server: Server) -> str:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Where a store lives, once for each backend: the same tests run against both."""
-    if request.param == "sqlite":
-        return str(tmp_path / "regrow.db")
-    return str(request.getfixturevalue("pg_url"))
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a store lives, once for each backend: the same tests run against both. After the test, the fleet
+    listeners its decorated functions started are stopped (each holds its store's connections open, and the
+    threads would otherwise live on beside every later test of the session)."""
+    from regrow._heal import _fleet_listen
+
+    yield str(tmp_path / "regrow.db") if request.param == "sqlite" else str(request.getfixturevalue("pg_url"))
+    _fleet_listen.stop(timeout=10)
 
