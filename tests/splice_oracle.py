@@ -20,7 +20,7 @@ MODULES = ("argparse", "difflib", "textwrap", "email.utils", "shlex", "csv", "fr
            "json.decoder", "json.encoder", "http.cookies", "optparse", "tokenize", "_pydecimal", "pathlib")
 # what cannot raise an Exception: the compiler leaves a constant returned after the try's end outside it, and
 # 3.13 some jumps its optimizer moved
-_CANNOT_FAIL = ("NOP", "RETURN_VALUE", "LOAD_CONST", "RETURN_CONST")
+_CANNOT_FAIL = ("NOP", "RETURN_VALUE", "LOAD_CONST", "RETURN_CONST", "EXTENDED_ARG")
 
 
 def compare() -> dict[str, Any]:

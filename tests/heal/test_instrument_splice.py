@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import opcode
 import shutil
 import subprocess
 import sys
@@ -419,3 +420,15 @@ def test_closing_a_spliced_generator_runs_its_own_finally_and_nothing_of_the_hoo
     with pytest.raises(ZeroDivisionError):
         list(mod.lines(2))
     assert mod.done == [3, 1] and [args for _, args, _ in recorder.calls] == [(2,)]
+
+
+def test_a_long_function_whose_jumps_take_two_bytes(make_module: Any) -> None:
+    body = "".join(f"        total += {i} * a\n" for i in range(200))
+    recorder = _Recorder()
+    fn, copy = _spliced(f"def f(a, b):\n    a = a + 1\n    total = 0\n    if b:\n{body}    return total // (b - 1)\n",
+                        recorder, make_module)
+    assert opcode.opmap["EXTENDED_ARG"] in fn.__code__.co_code[0::2]  # the jump over the if's body
+    assert copy(1, 2) == fn(1, 2) and recorder.calls == []
+    with pytest.raises(ZeroDivisionError):
+        copy(1, 1)
+    assert [args for _, args, _ in recorder.calls] == [(1, 1)]

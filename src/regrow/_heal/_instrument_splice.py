@@ -11,14 +11,14 @@ from the text, function by function, on the standard library.
 
 It applies to functions, generators and coroutines (methods that call ``super()`` and closures over
 parameters or locals included; a parameter a closure holds is read from its cell at entry) with no
-``EXTENDED_ARG``; a ``**kwargs`` the body uses other than spread into a call is copied at entry, as the
+more than 255 locals to renumber; a ``**kwargs`` the body uses other than spread into a call is copied at entry, as the
 compiled text copies it. A generator's handler yields from the hook's result and a coroutine's awaits its
 ``acaught``; on 3.12+ their code ends with a StopIteration handler of its own (the epilogue), which stays
 last, after the hook's, and takes what it took in the compiled text. Each yield of the body keeps the
 depth of ``try`` blocks it says it stands in (3.12: ``YIELD_VALUE``'s argument; 3.13: a bit of the
 ``RESUME`` after it), one less than the compiled text's: ``close()`` then finishes such a generator
 without throwing ``GeneratorExit`` in, which the hook's handler would only have raised on. For anything
-else (async generators, ``EXTENDED_ARG``, more than 16 parameters) :func:`spliced` gives ``None`` and the
+else (async generators, more than 16 parameters) :func:`spliced` gives ``None`` and the
 text is compiled as before. The ``def`` line, where the handler stands, is read from the source when there
 is one (else the code's first line).
 """
@@ -81,7 +81,7 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
     raw = code.co_code
     suspends = code.co_flags & _SUSPENDS
     prologue = raw[0::2].find(_OP["RESUME"]) + 1  # the code units up to the first RESUME, which it ends
-    if prologue <= 0 or _OP["EXTENDED_ARG"] in raw[0::2] or any(op not in _BEFORE for op in raw[:2 * prologue - 2:2]):
+    if prologue <= 0 or any(op not in _BEFORE for op in raw[:2 * prologue - 2:2]):
         return None
     if bool(suspends) != (raw[2 * prologue - 6:2 * prologue - 2] == _STARTS):
         return None
@@ -257,13 +257,17 @@ def _read(raw: bytes, local: int) -> bool:
 
 def _renumbered(raw: bytes, params: int, shift: int) -> bytes | None:
     """``raw`` with every local numbered ``params`` or more moved up by ``shift`` (the kept copies come first);
-    ``None`` where a number of a 3.13 pair would pass four bits."""
+    ``None`` where a number would pass its byte (or a 3.13 pair's four bits), or stands past a byte already
+    (an ``EXTENDED_ARG`` before it)."""
     if not shift:
         return raw
     ops, args = raw[0::2], bytearray(raw[1::2])
+    extended = _OP["EXTENDED_ARG"]
     for op in _RENUMBERED:
         at = ops.find(op)
         while at >= 0:
+            if at and ops[at - 1] == extended:
+                return None  # a number past a byte: its low byte alone cannot tell
             if op in _PAIRS:
                 high, low = args[at] >> 4, args[at] & 15
                 high, low = high + shift * (high >= params), low + shift * (low >= params)
@@ -271,6 +275,8 @@ def _renumbered(raw: bytes, params: int, shift: int) -> bytes | None:
                     return None
                 args[at] = high << 4 | low
             elif args[at] >= params:
+                if args[at] + shift > 255:
+                    return None
                 args[at] += shift
             at = ops.find(op, at + 1)
     out = bytearray(len(raw))
