@@ -11,8 +11,11 @@ import dis
 import importlib
 import inspect
 import json
+import shutil
+import subprocess
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 MODULES = ("argparse", "difflib", "textwrap", "email.utils", "shlex", "csv", "fractions", "statistics", "calendar",
@@ -21,6 +24,15 @@ MODULES = ("argparse", "difflib", "textwrap", "email.utils", "shlex", "csv", "fr
 # what cannot raise an Exception: the compiler leaves a constant returned after the try's end outside it, and
 # 3.13 some jumps its optimizer moved
 _CANNOT_FAIL = ("NOP", "RETURN_VALUE", "LOAD_CONST", "RETURN_CONST", "EXTENDED_ARG")
+
+
+def python_3_12() -> str | None:
+    """A Python 3.12 interpreter on this machine (pyenv's, or ``python3.12`` on the path), if there is one: CI
+    runs 3.10, 3.11 and 3.13, so the tests of what 3.12 does differently run their checks in it by hand."""
+    found = [*sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12")), shutil.which("python3.12")]
+    check = "import sys; assert sys.version_info[:2] == (3, 12)"
+    return next((str(p) for p in found if p and subprocess.run([str(p), "-c", check], capture_output=True,
+                                                                timeout=60).returncode == 0), None)
 
 
 def compare() -> dict[str, Any]:

@@ -192,13 +192,11 @@ def test_on_python_3_12_too_where_ci_has_no_environment():
     pseudo-instructions among the local ones). Where a 3.12 interpreter is on the machine, the same
     comparison runs there, on regrow's source (importing it needs no third-party package)."""
     import json
-    import shutil
     import subprocess
 
-    found = [*sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12")), shutil.which("python3.12")]
-    check = "import sys; assert sys.version_info[:2] == (3, 12)"
-    python = next((str(p) for p in found if p and subprocess.run([str(p), "-c", check], capture_output=True,
-                                                                  timeout=60).returncode == 0), None)
+    import splice_oracle
+
+    python = splice_oracle.python_3_12()
     if python is None:
         pytest.skip("no Python 3.12 on this machine")
     source = str(Path(instrument_code.__file__).parents[2])

@@ -13,7 +13,6 @@ import asyncio
 import inspect
 import json
 import opcode
-import shutil
 import subprocess
 import sys
 import traceback
@@ -45,10 +44,7 @@ def test_the_standard_library_spliced_as_the_compiler_makes_it() -> None:
 def test_on_python_3_12_too_where_ci_has_no_environment() -> None:
     """CI runs 3.10, 3.11 and 3.13; the splice serves 3.12 as well, whose instructions differ from both. Where a
     3.12 interpreter is on the machine, the same comparison runs there, on regrow's source."""
-    found = [*sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12")), shutil.which("python3.12")]
-    check = "import sys; assert sys.version_info[:2] == (3, 12)"
-    python = next((str(p) for p in found if p and subprocess.run([str(p), "-c", check], capture_output=True,
-                                                                  timeout=60).returncode == 0), None)
+    python = splice_oracle.python_3_12()
     if python is None:
         pytest.skip("no Python 3.12 on this machine")
     source = str(Path(instrument_code.__file__).parents[2])

@@ -17,9 +17,9 @@ _STORES = {dis.opmap.get(name, 256) for name in ("STORE_FAST", "DELETE_FAST", "L
 _STORE_PAIRS = {dis.opmap.get(name, 256) for name in ("STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST")} - {256}
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 _LOAD_FAST, _STORE_FAST = dis.opmap["LOAD_FAST"], dis.opmap["STORE_FAST"]
-_LOCAL = frozenset(op for op in dis.haslocal if op < 256)  # 3.12+ lists pseudo-instructions too
+LOCALS = frozenset(op for op in dis.haslocal if op < 256)  # 3.12+ lists pseudo-instructions too
 _RESUME, _YIELD = dis.opmap.get("RESUME", -1), dis.opmap["YIELD_VALUE"]
-_EPILOGUE = bytes((dis.opmap["CALL_INTRINSIC_1"], 3, dis.opmap["RERAISE"], 1)) if "CALL_INTRINSIC_1" in dis.opmap \
+EPILOGUE = bytes((dis.opmap["CALL_INTRINSIC_1"], 3, dis.opmap["RERAISE"], 1)) if "CALL_INTRINSIC_1" in dis.opmap \
     else b""  # 3.12+: INTRINSIC_STOPITERATION_ERROR, then RERAISE
 
 
@@ -58,7 +58,7 @@ def same_kept(made: types.CodeType, code: types.CodeType) -> bool:
     ops, args, their = body[0::2], bytearray(body[1::2]), theirs[3::2]
     if ops != theirs[2::2] or at == 2 or _EXTENDED_ARG in ops:  # the same operations; no number over a byte
         return False
-    for op in _LOCAL:  # each local's name compared, then its number taken as code's: the rest compared at once
+    for op in LOCALS:  # each local's name compared, then its number taken as code's: the rest compared at once
         index = ops.find(op)
         while index >= 0:
             if made.co_varnames[args[index]] != code.co_varnames[their[index]]:
@@ -72,7 +72,7 @@ def body_of(code: types.CodeType) -> bytes:
     """``code``'s bytes but for the epilogue 3.12+ ends a generator or coroutine with (the StopIteration it raises
     made a RuntimeError), which in the instrumented code comes after the handler."""
     raw = code.co_code
-    return raw[:-len(_EPILOGUE)] if _EPILOGUE and raw.endswith(_EPILOGUE) else raw
+    return raw[:-len(EPILOGUE)] if EPILOGUE and raw.endswith(EPILOGUE) else raw
 
 
 def resumed(raw: bytes, code: types.CodeType) -> bytes:

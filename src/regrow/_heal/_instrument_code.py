@@ -39,7 +39,7 @@ _END = operator.itemgetter(1)  # of a position: its last line
 def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -> types.CodeType | str:
     """``code`` (one of ``func``'s) with its body inside a ``try`` whose handler calls ``hook``; or why it
     cannot be (a string)."""
-    made = spliced(func, code, hook, stored(code))  # 3.11: from the running bytes alone
+    made = spliced(func, code, hook, stored(code))  # 3.11-3.13: from the running bytes alone
     if made is not None:
         return made
     made = load(code, func.__globals__)  # kept by an earlier import (regrow._heal._instrument_cache)

@@ -33,7 +33,7 @@ import sys
 import types
 from typing import Any
 
-from ._instrument_bytes import PREFIX
+from ._instrument_bytes import EPILOGUE, LOCALS, PREFIX
 from ._instrument_lines import positions
 
 _OP = dis.opmap
@@ -46,11 +46,9 @@ _SUSPENDS = inspect.CO_GENERATOR | inspect.CO_COROUTINE
 _STARTS = bytes((_OP["RETURN_GENERATOR"], 0, _OP["POP_TOP"], 0)) if APPLIES else b""  # a generator's, before RESUME
 # what may come before the RESUME: the closure's cells made and its free variables copied, a generator made
 _BEFORE = {_OP[name] for name in ("COPY_FREE_VARS", "MAKE_CELL", "RETURN_GENERATOR", "POP_TOP") if name in _OP}
-_EPILOGUE = bytes((_OP["CALL_INTRINSIC_1"], 3, _OP["RERAISE"], 1)) if _VERSION >= (3, 12) else b""
 _MANY = 16  # more parameters than this: the compiler builds the tuple another way; left to it
-_LOCALS = tuple(op for op in dis.haslocal if op < 256)  # 3.12 lists pseudo-instructions too
 # the locals' instructions, and those whose argument numbers a cell or free variable: after the locals, so moved too
-_RENUMBERED = tuple({*_LOCALS, *(op for op in dis.hasfree if op < 256)})
+_RENUMBERED = tuple({*LOCALS, *(op for op in dis.hasfree if op < 256)})
 # 3.13's pairs: two local numbers of four bits each in one argument
 _PAIRS = {_OP[name] for name in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST")
           if name in _OP}
@@ -85,7 +83,7 @@ def spliced(func: types.FunctionType, code: types.CodeType, hook: object, kept: 
         return None
     if bool(suspends) != (raw[2 * prologue - 6:2 * prologue - 2] == _STARTS):
         return None
-    epilogue = _EPILOGUE if suspends else b""
+    epilogue = EPILOGUE if suspends else b""
     if not raw.endswith(epilogue):
         return None
     raw = raw[:len(raw) - len(epilogue)]
@@ -244,7 +242,7 @@ def _read(raw: bytes, local: int) -> bool:
     """Whether ``raw`` uses the local ``local`` other than spread into a call (``f(**kwargs)``: loaded, then
     merged into the call's keywords), as the compiled text tells whether to copy a ``**kwargs`` at entry."""
     ops = raw[0::2]
-    for op in _LOCALS:
+    for op in LOCALS:
         at = ops.find(op)
         while at >= 0:
             arg = raw[2 * at + 1]
