@@ -390,3 +390,49 @@ def test_wrappers_of_one_shape_share_a_compiled_text_and_keep_their_own_names(ma
         code = fn.__code__
         assert code.co_name == name and code.co_filename == f"<regrow wrapper of {name}>"
     assert mod.first(4, 2) == 2 and mod.second(3) == 2 and mod2.third(2, 3) == 6
+
+
+ENDINGS = '''
+def plain(a, b):
+    total = a + b
+    return a / (total - a - b)
+
+def bracket(a, b):
+    return [a,
+            b / (a - a),
+    ]
+
+def passes(a, b):
+    if a:
+        return b / (a - a)
+    else:
+        pass
+'''
+
+
+def test_the_text_path_finds_where_a_definition_ends_from_its_code(make_module, monkeypatch):
+    """Where a definition is compiled from its text (3.10; shapes the splice leaves), its end is the last line
+    an instruction spans: no tokenizing, unless the text cut there does not compile (3.10 keeps no end lines:
+    a bracket closed on a line of its own), and then the tokenized block is right."""
+    from regrow._heal import _instrument_code
+
+    monkeypatch.setattr(_instrument_code, "spliced", lambda *args: None)
+    monkeypatch.setattr(_instrument_code, "load", lambda code, space: None)  # nothing kept by an earlier run
+    monkeypatch.setattr(_instrument_code, "keep", lambda code, space, made: None)
+    tokenized: list[int] = []
+    real = inspect.getblock
+
+    def getblock(lines: list[str]) -> list[str]:
+        tokenized.append(len(lines))
+        return real(lines)
+
+    monkeypatch.setattr(inspect, "getblock", getblock)
+    mod = make_module(ENDINGS)
+    for name, tokenizes in (("plain", False), ("passes", False), ("bracket", sys.version_info < (3, 11))):
+        tokenized.clear()
+        healed = regrow.heal(proposers=[], cooldown=60)(getattr(mod, name))
+        assert regrow.state(healed).mode == "instrumented", name
+        assert bool(tokenized) == tokenizes, name
+        with pytest.raises(ZeroDivisionError):
+            healed(1, 2)
+        assert regrow.state(healed).tally.failures == 1, name  # the failure reached regrow's handler

@@ -34,6 +34,7 @@ from ._instrument_splice import spliced
 HOOK = "__regrow_hook_placeholder_7f3a9c__"
 CAUGHT = "__regrow_caught_placeholder_7f3a9c__"
 _END = operator.itemgetter(1)  # of a position: its last line
+_LINE = operator.itemgetter(2)  # of an entry of co_lines(): its line
 
 
 def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -> types.CodeType | str:
@@ -94,7 +95,10 @@ def _instrumented(func: types.FunctionType, code: types.CodeType, exact: bool) -
         # Most often the body of the instrumented code is the running code's, byte for byte (for a plain function
         # that keeps parameters at entry, but for those copies and its locals' numbers): no other check.
         kept = keeps(code)
-        made = None if kept and not plain(code) else _hooked(ast.parse(texts[0]), indented, wrap, code, flags)
+        # 3.10's hooked code enters the ``try`` first, so its bytes never begin with the running ones: compile the
+        # text and compare it instead, at once, rather than after a hooked compile that cannot tell.
+        tells = sys.version_info >= (3, 11) and (plain(code) or not kept)
+        made = _hooked(ast.parse(texts[0]), indented, wrap, code, flags) if tells else None
         if made is None or not (same_kept(made, code) if kept else same_body(made, code)):
             made = None
             for text in texts:  # else the text that compiles to the running code is found first
@@ -142,8 +146,8 @@ def _block(func: types.FunctionType, code: types.CodeType, exact: bool) -> tuple
     start = code.co_firstlineno - 1
     if not lines or not 0 <= start < len(lines):
         return f"no source for {code.co_filename}:{code.co_firstlineno}"
-    end = _last_line(code) if exact else None
-    if end is not None and end > start:
+    end = _last_line(code) if exact else 0
+    if end > start:
         return lines[start:end], start + 1
     try:
         block = inspect.getblock(lines[start:])
@@ -152,14 +156,17 @@ def _block(func: types.FunctionType, code: types.CodeType, exact: bool) -> tuple
     return (list(block), start + 1) if block else "its source is empty"
 
 
-def _last_line(code: types.CodeType) -> int | None:
-    """The last line any instruction of ``code`` (or of code inside it) spans; ``None`` before 3.11."""
-    if sys.version_info < (3, 11):
-        return None
-    last = max(filter(None, map(_END, code.co_positions())), default=0)
+def _last_line(code: types.CodeType) -> int:
+    """The last line any instruction of ``code`` (or of code inside it) spans; on 3.10, which keeps no end
+    lines, the last line one starts on (the text cut there may end inside an expression: it then does not
+    compile, and the block is found by tokenizing)."""
+    if sys.version_info >= (3, 11):
+        last = max(filter(None, map(_END, code.co_positions())), default=0)
+    else:
+        last = max(filter(None, map(_LINE, code.co_lines())), default=0)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            last = max(last, _last_line(const) or 0)
+            last = max(last, _last_line(const))
     return last
 
 
