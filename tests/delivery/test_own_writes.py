@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from regrow._delivery import _own_writes
-from regrow._delivery._rewrite import Edit
 from regrow._delivery._writeback import WriteBackError, write_edit
+from regrow._target._rewrite import Edit
 
 SOURCE = '''\
 def first(n):
@@ -58,7 +58,7 @@ def test_the_record_serves_a_later_process(repo):
     path = repo / "shop" / "prices.py"
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from regrow._delivery._rewrite import Edit
+        from regrow._target._rewrite import Edit
         from regrow._delivery._writeback import write_edit
         write_edit(Path({str(path)!r}), Edit(*{(FIRST.qualname, FIRST.indent, FIRST.expected, FIRST.replacement)!r}))
     """)

@@ -256,7 +256,7 @@ def test_a_definition_that_moved_since_import_is_still_found_by_its_name(folder)
 
 
 def test_the_fixed_file_is_searched_for_definitions_under_every_statement() -> None:
-    from regrow._delivery._rewrite import _qualnames  # the check that the fixed file still defines the target
+    from regrow._target._rewrite import _qualnames  # the check that the fixed file still defines the target
 
     tree = ast.parse("try:\n    with x:\n        if y:\n            class C:\n                def m(self):\n"
                      "                    def inner(): pass\nexcept E:\n    async def handler(): pass\n"

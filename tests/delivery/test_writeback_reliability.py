@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from regrow._delivery._files import TEMP_SUFFIX
-from regrow._delivery._rewrite import Edit
 from regrow._delivery._writeback import WriteBackError, write_back, write_edit
 from regrow._target._locate import import_path
+from regrow._target._rewrite import Edit
 from regrow.extend import Target
 
 OLD = "def price(n):\n    # the comment stays\n    return n * 2 + 1\n"
@@ -31,7 +31,7 @@ SPAWNER = textwrap.dedent('''
     import os, sys
     from pathlib import Path
     import filelock, libcst, libcst.metadata  # imported once here, not in every writer
-    from regrow._delivery._rewrite import Edit
+    from regrow._target._rewrite import Edit
     from regrow._delivery._writeback import write_edit
 
     path, old, new, old_bytes = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4].encode()

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from .._sandbox import SandboxTimeout
-from .._target._diff import file_text_with
+from .._target._diff import file_bytes_with
+from .._target._rewrite import RewriteError
 from .._target._target import Target
 from ._oracles import BaseCheck, CheckFailed, SingleTest
 from ._pytest_runner import Suite, TestResult
@@ -242,12 +243,15 @@ def prove_in_copy(root: Path, target: Target, source: str, node_ids: Sequence[st
         relative = file.relative_to(root)
     except ValueError:
         return CopyProof(False, tuple(node_ids), f"{file} is outside {root}")
-    _, after = file_text_with(target, source)
+    try:
+        _, after = file_bytes_with(target, source)
+    except (OSError, RewriteError) as exc:  # edited since it was loaded: the fix cannot be put where it was made
+        return CopyProof(False, tuple(node_ids), f"cannot put the fix in {file}: {exc}")
     depth = target.module.count(".") + (file.stem == "__init__")
     with tempfile.TemporaryDirectory(prefix="regrow-copy-") as scratch:
         tree = Path(scratch, root.name or "tree")
         shutil.copytree(root, tree, symlinks=True, ignore=_IGNORED)
-        (tree / relative).write_text(after, encoding="utf-8")
+        (tree / relative).write_bytes(after)
         import_root = (tree / relative).parents[depth]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         env["PYTHONPATH"] = os.pathsep.join([str(import_root), *filter(None, [env.get("PYTHONPATH")])])

@@ -6,7 +6,7 @@ regrow's own earlier write-backs (:mod:`regrow._delivery._own_writes`), a read-o
 on; build the new bytes and re-parse them; keep a backup in ``.regrow/backups/`` at the project root;
 replace the file atomically with its mode and owner; read it back; record the write as regrow's.
 When a step after the replace fails, the backup is put back, and the file is byte for byte what it
-was. See :mod:`regrow._delivery._rewrite` for what "every byte" means, and :mod:`regrow._delivery._files` for the atomic
+was. See :mod:`regrow._target._rewrite` for what "every byte" means, and :mod:`regrow._delivery._files` for the atomic
 replace.
 """
 
@@ -19,12 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .._errors import RegrowError
+from .._target._rewrite import Edit, RewriteError, rewrite
 from .._target._source import dedent
 from .._target._target import Target
 from . import _files, _own_writes
 from ._git import GitError
 from ._own_writes import Place, place_of
-from ._rewrite import Edit, RewriteError, rewrite
 
 
 class WriteBackError(RegrowError):

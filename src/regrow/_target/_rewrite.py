@@ -22,7 +22,7 @@ import tokenize
 from collections.abc import Iterator, Sequence
 
 from .._errors import RegrowError
-from .._target._source import dedent
+from ._source import dedent
 
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
 _ENDING = re.compile(rb"(\r\n|\n|\r)\Z")
@@ -199,8 +199,10 @@ def _at_line(lines: Sequence[str], qualname: str, edit: Edit) -> tuple[int, int]
     return start, start + len(block)
 
 
-def rewrite(data: bytes, edit: Edit) -> bytes:
-    """``data`` (a source file) with ``edit`` made; raises :class:`RewriteError` with the reason."""
+def rewrite(data: bytes, edit: Edit, check: bool = True) -> bytes:
+    """``data`` (a source file) with ``edit`` made; raises :class:`RewriteError` with the reason. ``check``:
+    the new text must parse and still define the edit's qualname (what is written is parsed; a diff shown
+    need not be, and a 3,000-line file takes ~35 ms)."""
     encoding, bom = encoding_of(data)
     body = data[len(codecs.BOM_UTF8) :] if bom else data
     raw = lines_of(body)
@@ -210,7 +212,8 @@ def rewrite(data: bytes, edit: Edit) -> bytes:
     new = _restyle(edit.replacement, _unit(text[start:end], edit.indent), edit.indent)
     region = _merge(old, text[start:end], _split(new), _dominant(old, raw), encoding)
     after = (codecs.BOM_UTF8 if bom else b"") + b"".join([*raw[:start], *region, *raw[end:]])
-    _reparse(after, edit.qualname)
+    if check:
+        _reparse(after, edit.qualname)
     return after
 
 
