@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .._errors import RegrowError
+from .._target._diff import edit_of
 from .._target._rewrite import Edit, RewriteError, rewrite
 from .._target._source import dedent
 from .._target._target import Target
@@ -39,16 +40,6 @@ class Written:
     backup: Path
     before: bytes
     after: bytes
-
-
-def edit_of(target: Target, source: str, expected: str | None = None) -> Edit:
-    """The edit that puts ``source`` (a bare definition) in place of ``target``'s definition.
-
-    ``expected``: the definition's text in the file as the fix was proven on it (default: the
-    target's own, read when it was loaded), dedented, decorators included.
-    """
-    return Edit(target.qualname, target.indent, expected if expected is not None else target.source,
-                target.as_file_text(source), line=target.lineno)
 
 
 def written_text(target: Target, source: str) -> str:

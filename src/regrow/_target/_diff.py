@@ -20,6 +20,17 @@ if TYPE_CHECKING:
     from ._target import Target
 
 
+def edit_of(target: Target, source: str, expected: str | None = None) -> Edit:
+    """The edit that puts ``source`` (a bare definition) in place of ``target``'s definition: what write-back
+    makes, and what the diff and the proof in a copy show.
+
+    ``expected``: the definition's text in the file as the fix was proven on it (default: the
+    target's own, read when it was loaded), dedented, decorators included.
+    """
+    return Edit(target.qualname, target.indent, expected if expected is not None else target.source,
+                target.as_file_text(source), line=target.lineno)
+
+
 def file_bytes_with(target: Target, source: str, check: bool = True) -> tuple[bytes, bytes]:
     """The target's file as it is, and as it would be with ``source`` in place of the definition (``check``:
     parsed, as write-back does, to see it still defines the target).
@@ -27,8 +38,7 @@ def file_bytes_with(target: Target, source: str, check: bool = True) -> tuple[by
     Raises ``OSError`` when the file cannot be read, :class:`RewriteError` when the definition in it is
     not the one the target was loaded from (edited since, gone, or written twice)."""
     data = Path(target.filename).read_bytes()
-    edit = Edit(target.qualname, target.indent, target.source, target.as_file_text(source), line=target.lineno)
-    return data, rewrite(data, edit, check)
+    return data, rewrite(data, edit_of(target, source), check)
 
 
 def file_text_with(target: Target, source: str) -> tuple[str, str]:
