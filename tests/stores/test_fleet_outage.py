@@ -149,3 +149,41 @@ def test_the_test_server_keeps_its_data_across_a_pause(request, steps):
             store.close()
     finally:
         server.stop()
+
+
+def test_a_store_used_through_an_outage_answers_its_first_operation_after_the_server_is_back(request, monkeypatch):
+    """psycopg_pool, left to itself, retries a lost server with a delay doubling from one second for five
+    minutes: a store used throughout an outage (as the fleet listener uses it) went on failing long after the
+    server was back. The store's pool gives up after :data:`RECONNECT`, so the next operation connects at once.
+    (The library's first delay is scaled down to a tenth here, so the outage can be a few seconds long.)"""
+    from psycopg_pool.base import AttemptWithBackoff
+
+    from regrow._stores import _postgres
+
+    request.getfixturevalue("pg_server")
+    monkeypatch.setattr(AttemptWithBackoff, "INITIAL_DELAY", 0.1)
+    monkeypatch.setattr(_postgres, "RECONNECT", 0.1 * _postgres.RECONNECT)
+    bindir = _bindir()
+    assert bindir is not None
+    server = Server(bindir)
+    try:
+        store = Store(server.database(), connect_timeout=2.0)
+        try:
+            store.set_budget(spend_cap=1.5)
+            server.pause()
+            # Used through the outage: every operation fails (after its 2 s wait), none is lost sight of.
+            failed = 0
+            deadline = time.monotonic() + 8
+            while time.monotonic() < deadline:
+                with pytest.raises(Exception):  # noqa: B017 - what the pool raises: PoolTimeout, an OperationalError
+                    store.spend_refusal("f", None)
+                failed += 1
+            assert failed >= 3
+            server.resume()
+            # The first operation after: answered (by the default policy, the pool's next try was ~4.6 s away).
+            store.spend("f", 1, 2.0)
+            assert "spend cap of $1.5" in store.spend_refusal("f", None)
+        finally:
+            store.close()
+    finally:
+        server.stop()
