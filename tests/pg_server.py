@@ -137,9 +137,11 @@ def pg_url(pg_server: Server) -> str:
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """Where a store lives, once for each backend: the same tests run against both. After the test, the fleet
     listeners its decorated functions started are stopped (each holds its store's connections open, and the
-    threads would otherwise live on beside every later test of the session)."""
+    threads would otherwise live on beside every later test of the session), and the stores they opened closed."""
     from regrow._heal import _fleet_listen
+    from regrow._stores import _shared
 
     yield str(tmp_path / "regrow.db") if request.param == "sqlite" else str(request.getfixturevalue("pg_url"))
     _fleet_listen.stop(timeout=10)
+    _shared.close_all()  # the stores its decorated functions opened: each test has a database of its own
 

@@ -18,6 +18,7 @@ from .._sandbox import PoolSandbox, Sandbox, make_sandbox
 from .._sandbox import default_sandbox as platform_sandbox
 from .._settings import ConfigError, Settings, current
 from .._store import Store
+from .._stores._shared import shared
 from .._target._environ import Keep
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ def make_options(*, settings: Settings | None = None, **given: Unpack[HealOption
     budget = Budget(max_candidates=max_candidates, max_attempts=max_attempts, timeout=timeout,
                     candidate_timeout=candidate_timeout, jobs=jobs)
     if store is not None and not isinstance(store, Store):
-        store = Store(store)
+        store = shared(store)  # one store per location, whichever functions name it
     if isinstance(sandbox, PoolSandbox) or sandbox == "pool":  # type: ignore[comparison-overlap]
         raise ValueError("sandbox='pool' runs importable functions on plain data, and a candidate's proof needs "
                          "the live target and its checks: heal and repair take 'fork' (the default) or 'inprocess'")
