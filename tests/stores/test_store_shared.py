@@ -76,3 +76,11 @@ def test_a_closed_store_is_opened_again_and_all_close_at_exit(store_url):
 def test_a_sqlite_file_is_one_store_however_its_path_is_written(tmp_path, monkeypatch, name):
     monkeypatch.chdir(tmp_path)
     assert _shared.shared(name) is _shared.shared(tmp_path / "regrow.db")
+
+
+def test_one_database_is_one_store_however_its_url_is_spelled(store_url, tmp_path):
+    if store_url.startswith("postgresql://"):
+        other = "postgres://" + store_url.removeprefix("postgresql://")
+    else:
+        other = "sqlite://" + str(tmp_path / "regrow.db")
+    assert _shared.shared(other) is _shared.shared(store_url)

@@ -23,11 +23,11 @@ _registered = [False]
 
 
 def shared(where: str | Path) -> Store:
-    """The store at ``where`` that this process shares (opened now if it is not open): a ``postgresql://``
-    URL as written, a SQLite file by its absolute path (so ``regrow.db`` names the file in the working
-    folder of the moment, as opening it would)."""
-    text = str(where)
-    key = text if "://" in text else os.path.abspath(text)
+    """The store at ``where`` that this process shares (opened now if it is not open): a PostgreSQL URL as
+    written (``postgres://`` read as ``postgresql://``), a SQLite file by its absolute path (so ``regrow.db``
+    names the file in the working folder of the moment, as opening it would; ``sqlite:///path`` the same
+    file as ``/path``)."""
+    key = _key(str(where))
     with _lock:
         store = _open.get(key)
         if store is None or store.closed:  # closed by its user: opened again
@@ -36,6 +36,14 @@ def shared(where: str | Path) -> Store:
                 atexit.register(close_all)
                 _registered[0] = True
         return store
+
+
+def _key(text: str) -> str:
+    text = text.removeprefix("sqlite://")
+    if "://" not in text:
+        return os.path.abspath(text)
+    scheme, _, rest = text.partition("://")
+    return f"postgresql://{rest}" if scheme == "postgres" else text
 
 
 def close_all() -> None:
