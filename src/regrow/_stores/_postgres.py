@@ -10,6 +10,7 @@ wait on each other's jobs.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import time
 import weakref
@@ -17,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ._base import Store, StoreError, closing_on_error
+from ._tables import owning
 
 _MIGRATION_LOCK = 0x7265_6772  # "regr": the advisory lock key migrations run under
 CHANNEL = "regrow_fix"  # LISTEN/NOTIFY channel: a landed fix's key, the wake-up of every listener
@@ -26,6 +28,7 @@ CHANNEL = "regrow_fix"  # LISTEN/NOTIFY channel: a landed fix's key, the wake-up
 # 70 s outage, then three operations after it each waited their whole 10 s and failed); with one second,
 # the next operation after the server is back connects at once.
 RECONNECT = 1.0
+_INHERITED: list[tuple[Any, Any]] = []  # in a forked process: the parent's pools and listeners, kept and never closed
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
 
@@ -63,17 +66,14 @@ class PostgresStore(Store):
     def __init__(self, where: str, *, max_ledger_verdicts: int = 200, pool_size: int = 4,
                  connect_timeout: float = 10.0) -> None:
         try:
-            from psycopg_pool import ConnectionPool
+            import psycopg_pool  # noqa: F401 - what _new_pool needs, checked here for a clear error
         except ImportError:  # pragma: no cover - the extra is installed wherever the tests run
             raise StoreError("a postgresql:// store needs psycopg 3: pip install 'regrow[postgres]'") from None
         self.url = str(where)
         self._listening: Any = None  # the listener thread's own connection, LISTENing on CHANNEL
         self.max_ledger_verdicts = max_ledger_verdicts
-        self._pool = ConnectionPool(self.url, min_size=1, max_size=pool_size, open=False,
-                                    check=ConnectionPool.check_connection, timeout=connect_timeout,
-                                    reconnect_timeout=RECONNECT,
-                                    kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))})
-        weakref.finalize(self, self._pool.close)
+        self._pool_size, self._connect_timeout = pool_size, connect_timeout
+        self._pool, self._pid = self._new_pool(), os.getpid()
         with closing_on_error(self):
             try:
                 self._pool.open(wait=True, timeout=connect_timeout)
@@ -81,12 +81,39 @@ class PostgresStore(Store):
                 raise StoreError(f"cannot reach the store at {self.location}: {exc}") from None
             self._migrate()
 
+    def _new_pool(self) -> Any:
+        from psycopg_pool import ConnectionPool
+
+        pool = ConnectionPool(self.url, min_size=1, max_size=self._pool_size, open=False,
+                              check=ConnectionPool.check_connection, timeout=self._connect_timeout,
+                              reconnect_timeout=RECONNECT,
+                              kwargs={"autocommit": True, "connect_timeout": max(1, int(self._connect_timeout))})
+        self._closer = weakref.finalize(self, pool.close)
+        return pool
+
+    def _own(self) -> None:
+        """In a process forked from the one that opened the store (a web server's workers forked after the
+        app was imported), connections of its own: the parent's are left alone, never used or closed here
+        (two processes on one connection would garble each other's queries, and a close would end the
+        parent's), and new ones are opened at the first use."""
+        if self._pid == os.getpid():
+            return
+        with owning():
+            if self._pid == os.getpid():
+                return
+            self._closer.detach()  # the parent's pool: never closed here (psycopg leaves its connections be)
+            _INHERITED.append((self._pool, self._listening))
+            self._listening, self._pool = None, self._new_pool()
+            self._pool.open(wait=False)
+            self._pid = os.getpid()
+
     @property
     def location(self) -> str:
         return _PASSWORD.sub(r"\1***@", self.url)
 
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:
+        self._own()
         with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
             yield _Tx(cursor)
 
@@ -95,6 +122,7 @@ class PostgresStore(Store):
         made again on the next call; notifications missed meanwhile are found by the caller's poll."""
         import psycopg
 
+        self._own()
         try:
             if self._listening is None:
                 self._listening = psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(timeout) + 1))
@@ -113,6 +141,8 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self.closed = True
+        if self._pid != os.getpid():  # a forked process that never used the store: nothing here is its own
+            return
         self._unlisten()
         self._pool.close()
 

@@ -7,6 +7,7 @@ claim or a take is decided under the file's write lock, one process at a time.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ._base import Store, closing_on_error
+from ._tables import owning
 
 
 class _Tx:
@@ -35,6 +37,7 @@ class _Tx:
         self.db.executemany(sql, rows)
 
 
+_INHERITED: list[Any] = []  # in a forked process: the parent's connections, kept and never closed
 LOCKED_WAIT = 30.0  # seconds a connection waits for another process's lock on the file
 
 
@@ -71,7 +74,8 @@ class SQLiteStore(Store):
         # running on it (sqlite3 frees the statement under it: a crash, seen on 3.13 with the fleet listener).
         self._all: list[tuple[sqlite3.Connection, threading.RLock]] = []
         self._all_lock = threading.Lock()
-        weakref.finalize(self, _close_all, self._all, self._all_lock)
+        self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock)
+        self._pid = os.getpid()
         with closing_on_error(self):
             self._migrate()
 
@@ -85,6 +89,8 @@ class SQLiteStore(Store):
 
     def _connection(self) -> tuple[sqlite3.Connection, threading.RLock]:
         """This thread's connection and the lock its transactions hold."""
+        if self._pid != os.getpid():
+            self._own()
         local = self._local  # close() replaces it: what this thread uses now stays one pair
         mine: tuple[sqlite3.Connection, threading.RLock] | None = getattr(local, "db", None)
         if mine is None:
@@ -100,6 +106,19 @@ class SQLiteStore(Store):
                 self._all.append(mine)
         return mine
 
+    def _own(self) -> None:
+        """In a process forked from the one that opened the store: connections of its own. SQLite's rule is
+        that a connection never crosses a fork; the parent's are kept here, never used or closed (a close
+        could checkpoint the parent's write-ahead log under it)."""
+        with owning():
+            if self._pid == os.getpid():
+                return
+            self._closer.detach()
+            _INHERITED.append(self._all)
+            self._all, self._local, self._all_lock = [], threading.local(), threading.Lock()
+            self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock)
+            self._pid = os.getpid()
+
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:
         db, using = self._connection()
@@ -114,6 +133,8 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.closed = True
+        if self._pid != os.getpid():  # a forked process that never used the store: nothing here is its own
+            return
         _close_all(self._all, self._all_lock)
         self._local = threading.local()
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import socket
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -14,6 +16,14 @@ _SESSION_FIELDS = ("id", "qualname", "fingerprint", "ok", "reason", "candidates"
 _JOB_FIELDS = ("id", "target", "fingerprint", "state", "worker", "attempts", "result", "host", "created", "finished")
 _INSTALL_FIELDS = ("id", "key", "qualname", "host", "pid", "ok", "reason", "created")
 HOST = socket.gethostname()
+_OWNING: dict[int, threading.Lock] = {}
+
+
+def owning() -> threading.Lock:
+    """The lock a store takes to make connections of its own in a process forked from the one that opened it
+    (the backends' ``_own``): one per process (``setdefault`` is atomic), since a lock another thread held at
+    the fork stays held in the child; nothing is done at the fork itself, which every sandbox call makes."""
+    return _OWNING.setdefault(os.getpid(), threading.Lock())
 
 
 class StoreError(RuntimeError):
