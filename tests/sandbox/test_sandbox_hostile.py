@@ -153,6 +153,21 @@ def test_api_keys_are_gone_from_the_environment(sandbox: ForkSandbox) -> None:
     assert outcome.error is not None and outcome.error.type == "KeyError"
 
 
+@pytest.mark.parametrize("value", ["1", "ab"])
+def test_removing_a_short_secret_changes_nothing_else_in_the_child(sandbox: ForkSandbox, monkeypatch, value) -> None:
+    """A secret's value is wiped in place in the child, and CPython shares one bytes object per byte value:
+    wiping ``SECRET=1`` turned every ``b"1"`` the child made into a NUL byte (a real suite failed every candidate)."""
+    monkeypatch.setenv("REGROW_TEST_SECRET", value)
+
+    def made() -> list[object]:
+        return [*(b.decode("latin-1") for b in (bytes([49]), b"1"[:1], b"%d" % 1, bytes([97, 98]))),
+                os.getenv("REGROW_TEST_SECRET")]
+
+    outcome = sandbox.call(made, limits=LIMITS)
+    assert outcome.ok, outcome
+    assert outcome.value == ["1", "1", "1", "ab", None]  # the secret is gone; the bytes everyone shares are not
+
+
 def test_the_returned_environment_carries_no_secret(sandbox: ForkSandbox) -> None:
     outcome = sandbox.call(lambda: [dict(os.environ), os.getenv("REGROW_TEST_API_KEY")], limits=LIMITS)
     assert outcome.ok
