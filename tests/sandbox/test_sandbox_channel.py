@@ -220,7 +220,7 @@ def test_no_exception_leaves_call_and_the_child_never_outlives_it(box: ForkSandb
     monkeypatch.undo()
     leftovers = [pid for pid in _fork_children() if pid not in (os.getpid(),)]
     assert not leftovers, f"children left running: {leftovers}"
-    monkeypatch.setattr(os, "pipe", lambda: (_ for _ in ()).throw(OSError(24, "Too many open files")))
+    monkeypatch.setattr(_process._hostcalls, "pipe", lambda: (_ for _ in ()).throw(OSError(24, "Too many open files")))
     failed = box.call(lambda: 1)
     assert failed.status == "crashed" and "Too many open files" in failed.detail, failed
     monkeypatch.undo()

@@ -16,13 +16,13 @@ import json
 import json.encoder
 import json.scanner
 import os
-import select
 import struct
 import time
 import types
 from collections.abc import Callable
 from typing import Any
 
+from . import _hostcalls
 from ._base import TEXT_LIMIT, TRACEBACK_LIMIT, ErrorInfo, Outcome, clean
 
 HEADER = struct.Struct(">I")
@@ -216,10 +216,9 @@ class Collector:
         self._output = bytearray()
         self._output_limit = output_limit
         self._output_dropped = 0
-        # select.poll, not a selectors object: no Python per call or wake-up, where each page the host
-        # writes while a forked child lives is a page copied
+        # select.poll, not selectors: no Python per wake-up (each page written while a child lives is copied)
         self._which = {result_fd: "result"} | ({output_fd: "output"} if output_fd is not None else {})
-        self._poller = _Poller(self._which)
+        self._poller = _hostcalls.Poller(self._which)
 
     def run(self, deadline: float, until: Callable[[Collector], bool]) -> bool:
         """Read until ``until(self)`` holds (True) or the deadline passes (False).
@@ -248,7 +247,7 @@ class Collector:
             self._read(ready[0], "output")
 
     def _read(self, fd: int, which: str) -> None:
-        data = os.read(fd, 1 << 16)
+        data = _hostcalls.read(fd, 1 << 16)
         if not data:
             self._poller.forget(fd)
             if which == "result":
@@ -285,21 +284,6 @@ class Collector:
 
     def close(self) -> None:
         """Nothing to release: a poll object holds no fd (kept for the callers, which close what they make)."""
-
-
-class _Poller:
-    """The fds of ``fds`` ready to read: data, end of stream or an error (a read tells which)."""
-
-    def __init__(self, fds: dict[int, str]) -> None:
-        self._poll = select.poll()  # Linux and macOS: every platform a child process of regrow's runs on
-        for fd in fds:
-            self._poll.register(fd, select.POLLIN)
-
-    def ready(self, timeout: float) -> list[int]:
-        return [fd for fd, _ in self._poll.poll(timeout * 1000)]  # ms, rounded up: no busy wait at the deadline
-
-    def forget(self, fd: int) -> None:
-        self._poll.unregister(fd)
 
 
 # -- outcomes as plain data -------------------------------------------------------------------

@@ -37,7 +37,7 @@ from types import EllipsisType
 from typing import Any
 
 from .._redact import is_secret_variable
-from . import _kernel, _views
+from . import _hostcalls, _kernel, _views
 from ._base import Limits
 from ._hook import (
     SUBINTERPRETER_MODULES,
@@ -132,12 +132,8 @@ def scrub_environ(names: list[str], scratch: str | None = None, made: Any = None
 
 def mapped_bytes() -> int:
     """Address space this process has mapped now (Linux; 0 where unknown)."""
-    try:  # os.open, not open(): no file objects made (a host pays a page fault for each page it writes)
-        fd = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            return int(os.read(fd, 256).split()[0]) * _PAGE
-        finally:
-            os.close(fd)
+    try:  # from a descriptor kept open, keeping the interpreter lock (._hostcalls)
+        return _hostcalls.statm_pages() * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
 

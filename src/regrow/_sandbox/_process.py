@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import _guard
+from . import _guard, _hostcalls
 from ._afterfork import fork_armed, regrow_locks
 from ._base import Limits, Outcome, Status, clean, scratch_folder
 from ._channel import (
@@ -79,8 +79,8 @@ class Forker:
         scratch = self._scratch(limits)
         try:
             plan = _guard.plan(scratch, limits, self.netns)
-            result_r, result_w = os.pipe()
-            output_r, output_w = os.pipe()
+            result_r, result_w = _hostcalls.pipe()
+            output_r, output_w = _hostcalls.pipe()
             fds = (result_w, output_w)
             guard = setup(plan, fds, regrow_locks())
             # Made before the fork: every page the host writes while the child lives costs a copy.
@@ -89,13 +89,13 @@ class Forker:
                 pid = fork_armed(guard)
                 if pid == 0:
                     child(job, plan, guard)
-                os.close(result_w)
-                os.close(output_w)
+                _hostcalls.close(result_w)
+                _hostcalls.close(output_w)
                 return self._supervise(pid, collector, limits, started)
             finally:
                 collector.close()
-                os.close(result_r)
-                os.close(output_r)
+                _hostcalls.close(result_r)
+                _hostcalls.close(output_r)
         finally:
             self._release(scratch, limits)
 
@@ -114,7 +114,7 @@ class Forker:
         return scratch
 
     def _release(self, scratch: str, limits: Limits) -> None:
-        if limits.scratch_bytes is not None and _empty(scratch):  # the tmpfs held whatever the call wrote
+        if limits.scratch_bytes is not None and _hostcalls.is_empty(scratch):  # the tmpfs held whatever the call wrote
             with self._lock:
                 self._idle.append(scratch)
         else:
@@ -189,7 +189,7 @@ class Dying:
         left = []
         for pid, then in self._pending:
             try:
-                gone = os.waitpid(pid, 0 if block else os.WNOHANG)[0] != 0
+                gone = (os.waitpid(pid, 0) if block else _hostcalls.reap(pid))[0] != 0
             except ChildProcessError:
                 gone = True
             if not gone:
@@ -204,14 +204,6 @@ def _has_result(collector: Collector) -> bool:
         if type(frame) is dict and frame.get("kind") == "result":
             return True
     return False
-
-
-def _empty(folder: str) -> bool:
-    try:
-        with os.scandir(folder) as entries:
-            return next(entries, None) is None
-    except OSError:
-        return False
 
 
 def _remove(scratch: str) -> None:
@@ -314,11 +306,11 @@ def wait(pid: int, deadline: float) -> int | None:
 def kill_group(pid: int) -> None:
     """SIGKILL to the child's process group (all it started) and to the child (before its ``setsid``)."""
     try:  # noqa: SIM105  # not contextlib.suppress: no objects made in a host whose every write is a copy
-        os.killpg(pid, _SIGKILL)
+        _hostcalls.kill(-pid, _SIGKILL)
     except OSError:  # already gone, or not yet its own group leader
         pass
     try:  # noqa: SIM105
-        os.kill(pid, _SIGKILL)
+        _hostcalls.kill(pid, _SIGKILL)
     except OSError:
         pass
 
