@@ -255,3 +255,65 @@ def test_a_process_that_starts_after_a_fix_landed_adopts_it_without_meeting_the_
         assert _fleet_listen.stop()
     finally:
         store.close()
+
+
+FORKED = '''
+import os, sys, time
+from pathlib import Path
+
+store, folder = sys.argv[1:3]
+sys.path.insert(0, folder)
+import regrow
+import shop
+
+healed = regrow.heal(tests=[shop.rupees], proposers=[], store=store)(shop.parse_price)  # imported, then forked
+hooked = healed.__code__
+worker = os.fork()
+if worker == 0:  # a web server's worker: it only serves, and never meets the failure
+    (Path(folder) / "ready-worker").touch()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if healed.__code__ is not hooked and shop.parse_price("₹7") == 7.0:  # its listener installed a fix
+                from regrow._heal import _fleet_listen
+                stopped = _fleet_listen.stop()  # its listener ends once it has recorded the install
+                print("worker fixed" if stopped else "worker listener still running", os.getpid(), flush=True)
+                os._exit(0)
+        except ValueError:
+            pass
+        time.sleep(0.005)
+    print("worker never fixed", flush=True)
+    os._exit(1)
+_, status = os.waitpid(worker, 0)
+print("worker exit", os.waitstatus_to_exitcode(status), flush=True)
+'''
+
+
+def test_a_worker_forked_after_the_app_was_imported_adopts_a_fix_that_lands(store_url, tmp_path):
+    """Threads do not cross a fork: the listener the import started is started again in each forked worker
+    (gunicorn --preload, a multiprocessing pool), or fixes that land would never reach the workers."""
+    import regrow
+
+    (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET))
+    (tmp_path / "server.py").write_text(textwrap.dedent(FORKED))
+    process = subprocess.Popen([sys.executable, str(tmp_path / "server.py"), store_url, str(tmp_path)],
+                               env={**os.environ, "PYTHONPATH": SRC}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.monotonic() + 300
+    while not (tmp_path / "ready-worker").exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the worker never got ready"
+        time.sleep(0.05)
+    shop = _load(tmp_path, f"shop_forked_{abs(hash(store_url))}")
+    store = Store(store_url)
+    try:
+        landed = regrow.repair(shop.parse_price, ["₹1,299"], tests=[shop.rupees], proposers=[_Fix()], store=store,
+                               install=False)
+        assert landed.ok and landed.fix is not None
+        out, err = process.communicate(timeout=300)
+        lines = out.split()
+        assert process.returncode == 0 and lines[:2] == ["worker", "fixed"] and out.strip().endswith("worker exit 0"), (
+            out, err)
+        assert int(lines[2]) in [row["pid"] for row in store.installs() if row["ok"]]  # recorded, by the worker
+    finally:
+        store.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from .._candidate import Candidate
 from .._checks._oracles import Check, Recorded, TestCallable
 from .._evidence._failure import check_failure
 from .._proposers._cache import source_hash
+from .._sandbox._afterfork import armed_setup_ran
 from .._store import ENGINE_ORIGIN, Store
 from ._assembly import RepairRequest, run_repair
 
@@ -79,13 +81,13 @@ def adopt(healing: Healing, fix: Candidate, key: str) -> RepairResult | None:
 class Listener:
     """One store's listener thread: adopts every fix that lands for the healed functions registered."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, since: int | None = None) -> None:
         self.store = store
         self.healings: weakref.WeakSet[Healing] = weakref.WeakSet()
         # Registered, not yet offered what landed before: with the newest landing already offered to every
         # registered function when it registered (what lands after is offered by the next look).
         self.fresh: list[tuple[Healing, int]] = []
-        self.since = store.last_landing()
+        self.since = store.last_landing() if since is None else since
         self.stopping = threading.Event()
         self.interval = PG_INTERVAL if store.NOTIFY else INTERVAL
         self.thread = threading.Thread(target=self.run, name="regrow-fleet-listener", daemon=True)
@@ -154,6 +156,28 @@ def listen(healing: Healing, store: Store) -> None:
         else:
             listener.fresh.append((healing, listener.since))
             listener.healings.add(healing)
+
+
+def _listen_again() -> None:
+    """In a process forked from one whose functions listen (the workers of a web server forked after the app
+    was imported, a ``multiprocessing`` pool): threads do not cross a fork, so each listener starts again
+    here, from the last landing its parent had read. Not in a sandbox's child: it runs one call and leaves,
+    under a guard that refuses threads."""
+    global _LOCK
+    if armed_setup_ran():
+        return
+    _LOCK = threading.Lock()  # the parent's may have been held by a thread this process does not have
+    for location, parent in list(_LISTENERS.items()):
+        if parent.stopping.is_set() or parent.store.closed or not len(parent.healings):
+            continue
+        listener = Listener(parent.store, since=parent.since)
+        listener.healings.update(parent.healings)
+        listener.fresh = list(parent.fresh)
+        _LISTENERS[location] = listener
+        listener.thread.start()
+
+
+os.register_at_fork(after_in_child=_listen_again)
 
 
 def stop(timeout: float = 30.0) -> bool:
