@@ -46,6 +46,10 @@ os.close(write)
 work("parent", 60)
 _, status = os.waitpid(child, 0)
 theirs = json.loads(os.read(read, 100))
+idle = os.fork()
+if idle == 0:  # a worker that never used the store exits: its finalizers must leave the parent's connections be
+    sys.exit(0)
+os.waitpid(idle, 0)
 work("parent-after", 5)
 print(json.dumps({"status": status, "before": before, "child": theirs, "after": connection()}))
 '''
@@ -62,7 +66,8 @@ def test_a_store_opened_before_a_fork_gives_each_process_connections_of_its_own(
     assert seen["status"] == 0, done.stderr  # the worker's every call was answered
     # The worker had a connection of its own (on PostgreSQL, a server process of its own; on SQLite, whose
     # rule is that a connection never crosses a fork, a connection object of its own beside the parent's,
-    # kept and unused), and the parent kept its own through the worker's exit.
+    # kept and unused), and the parent kept its own through the worker's exit, and through the exit of a
+    # worker that never used the store.
     assert seen["child"] != seen["before"]
     assert seen["after"] == seen["before"]
     store = Store(store_url)

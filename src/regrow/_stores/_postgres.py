@@ -14,7 +14,7 @@ import os
 import re
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ._base import Store, StoreError, closing_on_error
@@ -88,7 +88,7 @@ class PostgresStore(Store):
                               check=ConnectionPool.check_connection, timeout=self._connect_timeout,
                               reconnect_timeout=RECONNECT,
                               kwargs={"autocommit": True, "connect_timeout": max(1, int(self._connect_timeout))})
-        self._closer = weakref.finalize(self, pool.close)
+        self._closer = weakref.finalize(self, _close_in, os.getpid(), pool.close)
         return pool
 
     def _own(self) -> None:
@@ -145,6 +145,13 @@ class PostgresStore(Store):
             return
         self._unlisten()
         self._pool.close()
+
+
+def _close_in(pid: int, close: Callable[[], None]) -> None:
+    """``close()``, in the process ``pid`` only: a finalizer runs at exit in a forked process too, where the
+    connections are its parent's (a close there would end the parent's sessions on the server)."""
+    if os.getpid() == pid:
+        close()
 
 
 PostgresStore.register("postgresql", "postgres")

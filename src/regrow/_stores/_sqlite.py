@@ -74,8 +74,8 @@ class SQLiteStore(Store):
         # running on it (sqlite3 frees the statement under it: a crash, seen on 3.13 with the fleet listener).
         self._all: list[tuple[sqlite3.Connection, threading.RLock]] = []
         self._all_lock = threading.Lock()
-        self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock)
         self._pid = os.getpid()
+        self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock, self._pid)
         with closing_on_error(self):
             self._migrate()
 
@@ -116,7 +116,7 @@ class SQLiteStore(Store):
             self._closer.detach()
             _INHERITED.append(self._all)
             self._all, self._local, self._all_lock = [], threading.local(), threading.Lock()
-            self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock)
+            self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock, os.getpid())
             self._pid = os.getpid()
 
     @contextlib.contextmanager
@@ -139,7 +139,12 @@ class SQLiteStore(Store):
         self._local = threading.local()
 
 
-def _close_all(connections: list[tuple[sqlite3.Connection, threading.RLock]], lock: threading.Lock) -> None:
+def _close_all(connections: list[tuple[sqlite3.Connection, threading.RLock]], lock: threading.Lock,
+               pid: int | None = None) -> None:
+    """Close ``connections`` (as a finalizer: only in the process ``pid`` that opened them, as one runs at exit
+    in a forked process too, where they are its parent's)."""
+    if pid is not None and os.getpid() != pid:
+        return
     with lock:
         for db, using in connections:
             with using:
