@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import inspect
 import io
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -80,10 +81,8 @@ class _CollectErrors:
 class _Subtests:
     """A pytest plugin that keeps the failed subtest reports of the test being run.
 
-    ``unittest`` ``subTest`` failures (and the ``subtests`` fixture's) are reported on their own,
-    through ``pytest_runtest_logreport``, while the test's own call report passes; the runner would
-    otherwise call such a test green.
-    """
+    ``unittest`` ``subTest`` failures (and the ``subtests`` fixture's) are reported on their own, through
+    ``pytest_runtest_logreport``, while the test's own call report passes: otherwise called green."""
 
     def __init__(self) -> None:
         self.failed: list[Any] = []
@@ -104,6 +103,7 @@ class Suite:
     """A pytest configuration with its tests collected, kept open to run them again and again."""
 
     def __init__(self, node_ids: Sequence[str], rootdir: Path | None, options: Sequence[str] = ()) -> None:
+        self.pid = os.getpid()  # the process that opened it, the one that closes it (see close)
         try:
             import pytest
             from _pytest.config import _prepareconfig
@@ -135,8 +135,7 @@ class Suite:
         if errors.errors:
             self.close()
             raise CollectionError(f"cannot collect {' '.join(node_ids)}: collection error in "
-                                  f"{'; '.join(errors.errors)}",
-                                  errors.exceptions)
+                                  f"{'; '.join(errors.errors)}", errors.exceptions)
         self.items = {item.nodeid: item for item in self.session.items}
         self._direct = {nodeid: _direct_call(item) for nodeid, item in self.items.items()}
         # unittest tests that need nothing of pytest, run as unittest runs them (for verdicts only: see run). Where
@@ -195,11 +194,11 @@ class Suite:
                 stage = report.when if report.when in ("setup", "teardown") else ""
                 return TestResult(nodeid, False, _reason(nodeid + _subtest_label(report), message), location,
                                   detail=text, stage=stage)
-        skipped = any(report.skipped for report in reports)
-        return TestResult(nodeid, True, skipped=skipped)
+        return TestResult(nodeid, True, skipped=any(report.skipped for report in reports))
 
     def close(self) -> None:
-        if not hasattr(self, "config"):
+        """Finish and unconfigure it (pytest's cleanups run), never in a forked process: those are its opener's."""
+        if not hasattr(self, "config") or self.pid != os.getpid():
             return
         with _quiet(), contextlib.suppress(Exception):
             session = getattr(self, "session", None)
