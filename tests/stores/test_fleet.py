@@ -317,3 +317,30 @@ def test_a_worker_forked_after_the_app_was_imported_adopts_a_fix_that_lands(stor
         assert int(lines[2]) in [row["pid"] for row in store.installs() if row["ok"]]  # recorded, by the worker
     finally:
         store.close()
+
+
+def test_a_fork_server_regrow_makes_for_itself_starts_no_listener(tmp_path):
+    """The listener starts again in each process the host forks, but not in one regrow forks for its own use:
+    a fork server only forks sandboxed children (whose guard refuses threads)."""
+    import operator
+    import threading
+
+    import regrow
+    from regrow._heal import _fleet_listen
+    from regrow._sandbox import ForkSandbox, Limits
+
+    (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET))
+    shop = _load(tmp_path, "shop_server")
+    store = Store(tmp_path / "regrow.db")
+    try:
+        healed = regrow.heal(tests=[shop.rupees], proposers=[], store=store)(shop.parse_price)
+        assert [t for t in threading.enumerate() if t.name == "regrow-fleet-listener"]  # here, it listens
+        with ForkSandbox(Limits(timeout=30), server=True) as sandbox:
+            assert sandbox.call(operator.add, 2, 3).value == 5
+            server = sandbox._server
+            assert server is not None and server._pid
+            threads = os.listdir(f"/proc/{server._pid}/task")
+        assert len(threads) == 1, threads  # the server: its one thread, no listener
+        assert healed and _fleet_listen.stop()
+    finally:
+        store.close()

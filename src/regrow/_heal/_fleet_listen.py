@@ -27,7 +27,7 @@ from .._candidate import Candidate
 from .._checks._oracles import Check, Recorded, TestCallable
 from .._evidence._failure import check_failure
 from .._proposers._cache import source_hash
-from .._sandbox._afterfork import armed_setup_ran
+from .._sandbox._afterfork import regrow_child
 from .._store import ENGINE_ORIGIN, Store
 from ._assembly import RepairRequest, run_repair
 
@@ -161,10 +161,10 @@ def listen(healing: Healing, store: Store) -> None:
 def _listen_again() -> None:
     """In a process forked from one whose functions listen (the workers of a web server forked after the app
     was imported, a ``multiprocessing`` pool): threads do not cross a fork, so each listener starts again
-    here, from the last landing its parent had read. Not in a sandbox's child: it runs one call and leaves,
-    under a guard that refuses threads."""
+    here, from the last landing its parent had read. Not in a process regrow forked for its own use (a
+    sandbox's child runs one call under a guard that refuses threads; a fork server only forks those)."""
     global _LOCK
-    if armed_setup_ran():
+    if regrow_child():
         return
     _LOCK = threading.Lock()  # the parent's may have been held by a thread this process does not have
     for location, parent in list(_LISTENERS.items()):

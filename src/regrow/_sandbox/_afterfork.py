@@ -94,7 +94,29 @@ def armed_setup_ran() -> bool:
     return _done[0]
 
 
+def helper_fork() -> int:
+    """``os.fork`` for a helper of regrow's that runs only regrow's own code (a fork server), whose child
+    :func:`regrow_child` tells from one of the host's own forks."""
+    _helpers.add(_get_ident())
+    try:
+        return _fork()
+    finally:
+        _helpers.discard(_get_ident())
+
+
+def regrow_child() -> bool:
+    """In a forked process: whether regrow forked it for its own use (a sandbox's child, a warm worker, a fork
+    server), where what a process of the host starts after a fork (a fleet listener) has no place."""
+    return _done[0] or _helper[0]
+
+
+_helpers: set[int] = set()  # threads forking a helper now
+_helper: list[bool] = [False]  # set in a helper (and whatever it forks)
+
+
 def _after_fork_in_child() -> None:
+    if _get_ident() in _helpers:
+        _helper[0] = True
     setup = _pending.pop(_get_ident(), None)
     _pending.clear()  # the other threads' entries are for forks this child will never see
     if setup is not None:

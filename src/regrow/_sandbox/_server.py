@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from . import _guard
+from ._afterfork import helper_fork
 from ._base import ErrorInfo, Limits, Outcome
 from ._channel import (
     ChannelError,
@@ -67,7 +68,7 @@ class ForkServer:
         request_r, self._request_w = os.pipe()
         self._reply_r, reply_w = os.pipe()
         flush_stdio()
-        pid = os.fork()
+        pid = helper_fork()
         if pid == 0:
             try:
                 _serve(request_r, reply_w)
