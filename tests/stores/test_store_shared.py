@@ -84,3 +84,61 @@ def test_one_database_is_one_store_however_its_url_is_spelled(store_url, tmp_pat
     else:
         other = "sqlite://" + str(tmp_path / "regrow.db")
     assert _shared.shared(other) is _shared.shared(store_url)
+
+
+FORK_WHILE_OPENING = '''
+import os, sys, threading, time
+from pathlib import Path
+
+import regrow._store  # noqa: F401 - the store backends, registered
+from regrow._stores import _shared
+
+folder = Path(sys.argv[1])
+entered, release = threading.Event(), threading.Event()
+real = _shared.Store
+
+
+def slow(where, **options):  # another thread opening a store when the process forks (a connect can take 10 s)
+    entered.set()
+    release.wait(60)
+    return real(where, **options)
+
+
+_shared.Store = slow
+opener = threading.Thread(target=_shared.shared, args=(folder / "parent.db",))
+opener.start()
+assert entered.wait(30)
+_shared.Store = real
+child = os.fork()
+if child == 0:
+    store = _shared.shared(folder / "child.db")
+    print("child opened", store.schema_version() > 0, flush=True)
+    os._exit(0)
+deadline = time.monotonic() + 30
+while os.waitpid(child, os.WNOHANG)[0] == 0:
+    if time.monotonic() > deadline:
+        print("child hung", flush=True)
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        break
+    time.sleep(0.02)
+release.set()
+opener.join()
+'''
+
+
+def test_a_process_forked_while_another_thread_opens_a_store_can_open_stores(tmp_path) -> None:
+    """The lock ``shared`` holds while a store opens stays held in a child forked meanwhile (threads do not
+    cross a fork, a lock another thread held does): each process takes a lock of its own."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "fork_while_opening.py"
+    script.write_text(FORK_WHILE_OPENING)
+    src = str(Path(__file__).parents[2] / "src")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": src}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["child", "opened", "True"], (done.stdout, done.stderr)

@@ -18,8 +18,14 @@ from pathlib import Path
 from ._base import Store
 
 _open: dict[str, Store] = {}
-_lock = threading.Lock()
+_locks: dict[int, threading.Lock] = {}
 _registered = [False]
+
+
+def _lock() -> threading.Lock:
+    """This process's lock: one per process (``setdefault`` is atomic), since one another thread held at a
+    fork (opening a store, which can take the connection's whole timeout) stays held in the child."""
+    return _locks.setdefault(os.getpid(), threading.Lock())
 
 
 def shared(where: str | Path) -> Store:
@@ -28,7 +34,7 @@ def shared(where: str | Path) -> Store:
     names the file in the working folder of the moment, as opening it would; ``sqlite:///path`` the same
     file as ``/path``)."""
     key = _key(str(where))
-    with _lock:
+    with _lock():
         store = _open.get(key)
         if store is None or store.closed:  # closed by its user: opened again
             store = _open[key] = Store(where)
@@ -48,7 +54,7 @@ def _key(text: str) -> str:
 
 def close_all() -> None:
     """Close every store :func:`shared` opened (at exit; a later :func:`shared` opens them again)."""
-    with _lock:
+    with _lock():
         stores = list(_open.values())
         _open.clear()
     for store in stores:
