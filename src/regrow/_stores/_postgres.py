@@ -14,11 +14,11 @@ import os
 import re
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ._base import Store, StoreError, closing_on_error
-from ._tables import owning
+from ._tables import close_in, owning
 
 _MIGRATION_LOCK = 0x7265_6772  # "regr": the advisory lock key migrations run under
 CHANNEL = "regrow_fix"  # LISTEN/NOTIFY channel: a landed fix's key, the wake-up of every listener
@@ -88,7 +88,7 @@ class PostgresStore(Store):
                               check=ConnectionPool.check_connection, timeout=self._connect_timeout,
                               reconnect_timeout=RECONNECT,
                               kwargs={"autocommit": True, "connect_timeout": max(1, int(self._connect_timeout))})
-        self._closer = weakref.finalize(self, _close_in, os.getpid(), pool.close)
+        self._closer = weakref.finalize(self, close_in, os.getpid(), pool.close)
         return pool
 
     def _own(self) -> None:
@@ -145,13 +145,6 @@ class PostgresStore(Store):
             return
         self._unlisten()
         self._pool.close()
-
-
-def _close_in(pid: int, close: Callable[[], None]) -> None:
-    """``close()``, in the process ``pid`` only: a finalizer runs at exit in a forked process too, where the
-    connections are its parent's (a close there would end the parent's sessions on the server)."""
-    if os.getpid() == pid:
-        close()
 
 
 PostgresStore.register("postgresql", "postgres")

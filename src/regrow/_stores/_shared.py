@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 from ._base import Store
+from ._tables import process_lock
 
 _open: dict[str, Store] = {}
 _locks: dict[int, threading.Lock] = {}
@@ -23,9 +24,9 @@ _registered = [False]
 
 
 def _lock() -> threading.Lock:
-    """This process's lock: one per process (``setdefault`` is atomic), since one another thread held at a
-    fork (opening a store, which can take the connection's whole timeout) stays held in the child."""
-    return _locks.setdefault(os.getpid(), threading.Lock())
+    """This process's lock (one another thread held at a fork, opening a store, which can take the connection's
+    whole timeout, stays held in the child)."""
+    return process_lock(_locks)
 
 
 def shared(where: str | Path) -> Store:

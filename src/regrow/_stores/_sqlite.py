@@ -7,6 +7,7 @@ claim or a take is decided under the file's write lock, one process at a time.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ._base import Store, closing_on_error
-from ._tables import owning
+from ._tables import close_in, owning
 
 
 class _Tx:
@@ -75,7 +76,7 @@ class SQLiteStore(Store):
         self._all: list[tuple[sqlite3.Connection, threading.RLock]] = []
         self._all_lock = threading.Lock()
         self._pid = os.getpid()
-        self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock, self._pid)
+        self._closer = self._finalizer()
         with closing_on_error(self):
             self._migrate()
 
@@ -106,6 +107,10 @@ class SQLiteStore(Store):
                 self._all.append(mine)
         return mine
 
+    def _finalizer(self) -> Any:
+        """Closes this process's connections when the store is collected or at exit (in this process only)."""
+        return weakref.finalize(self, close_in, os.getpid(), functools.partial(_close_all, self._all, self._all_lock))
+
     def _own(self) -> None:
         """In a process forked from the one that opened the store: connections of its own. SQLite's rule is
         that a connection never crosses a fork; the parent's are kept here, never used or closed (a close
@@ -116,7 +121,7 @@ class SQLiteStore(Store):
             self._closer.detach()
             _INHERITED.append(self._all)
             self._all, self._local, self._all_lock = [], threading.local(), threading.Lock()
-            self._closer = weakref.finalize(self, _close_all, self._all, self._all_lock, os.getpid())
+            self._closer = self._finalizer()
             self._pid = os.getpid()
 
     @contextlib.contextmanager
@@ -139,12 +144,7 @@ class SQLiteStore(Store):
         self._local = threading.local()
 
 
-def _close_all(connections: list[tuple[sqlite3.Connection, threading.RLock]], lock: threading.Lock,
-               pid: int | None = None) -> None:
-    """Close ``connections`` (as a finalizer: only in the process ``pid`` that opened them, as one runs at exit
-    in a forked process too, where they are its parent's)."""
-    if pid is not None and os.getpid() != pid:
-        return
+def _close_all(connections: list[tuple[sqlite3.Connection, threading.RLock]], lock: threading.Lock) -> None:
     with lock:
         for db, using in connections:
             with using:

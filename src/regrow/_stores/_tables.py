@@ -6,7 +6,7 @@ import dataclasses
 import os
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see _engine._plan)
@@ -19,11 +19,23 @@ HOST = socket.gethostname()
 _OWNING: dict[int, threading.Lock] = {}
 
 
+def process_lock(locks: dict[int, threading.Lock]) -> threading.Lock:
+    """This process's lock in ``locks``: one per process (``setdefault`` is atomic), since a lock another thread
+    held at a fork stays held in the child; nothing is done at the fork itself, which every sandbox call makes."""
+    return locks.setdefault(os.getpid(), threading.Lock())
+
+
 def owning() -> threading.Lock:
     """The lock a store takes to make connections of its own in a process forked from the one that opened it
-    (the backends' ``_own``): one per process (``setdefault`` is atomic), since a lock another thread held at
-    the fork stays held in the child; nothing is done at the fork itself, which every sandbox call makes."""
-    return _OWNING.setdefault(os.getpid(), threading.Lock())
+    (the backends' ``_own``)."""
+    return process_lock(_OWNING)
+
+
+def close_in(pid: int, close: Callable[[], None]) -> None:
+    """``close()``, in the process ``pid`` only: a store's finalizer runs at exit in a forked process too, where
+    the connections are its parent's (a close there would end the parent's PostgreSQL sessions)."""
+    if os.getpid() == pid:
+        close()
 
 
 class StoreError(RuntimeError):
