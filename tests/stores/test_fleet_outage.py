@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,19 @@ print("count", count([7, 8, 9]), flush=True)  # the store is back: claimed, reco
 '''
 
 
+@pytest.fixture
+def server(request: pytest.FixtureRequest) -> Iterator[Server]:
+    """A PostgreSQL server of the test's own, to stop and start again on the same data."""
+    request.getfixturevalue("pg_server")  # one line, and a failure in CI, without the server binaries
+    bindir = _bindir()
+    assert bindir is not None
+    made = Server(bindir)
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
 def _at(folder: Path, name: str, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 600
     while not (folder / f"at-{name}").exists():
@@ -86,72 +100,58 @@ def _at(folder: Path, name: str, process: subprocess.Popen[str]) -> None:
         time.sleep(0.05)
 
 
-def test_a_process_keeps_its_local_behaviour_while_postgresql_is_down_and_uses_it_again_after(request, tmp_path):
-    request.getfixturevalue("pg_server")  # one line, and a failure in CI, without the server binaries
-    bindir = _bindir()
-    assert bindir is not None
-    server = Server(bindir)
+def test_a_process_keeps_its_local_behaviour_while_postgresql_is_down_and_uses_it_again_after(server, tmp_path):
+    url = server.database()
+    (tmp_path / "shop.py").write_text(textwrap.dedent(SHOP))
+    (tmp_path / "process.py").write_text(textwrap.dedent(PROCESS))
+    src = str(Path(__file__).parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(tmp_path)])}
+    process = subprocess.Popen([sys.executable, str(tmp_path / "process.py"), url, str(tmp_path)],
+                               cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _at(tmp_path, "down", process)
+    server.pause()
+    (tmp_path / "down").touch()
+    _at(tmp_path, "up", process)
+    server.resume()
+    (tmp_path / "up").touch()
+    out, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err
+    assert out.splitlines() == ["total 10", "half raised ZeroDivisionError", "count 3"], err
+    # Said once per failure, in one line; the repair went on here (a store that is away is logged, never raised).
+    assert "cannot be reached (" in err and "repairing total here alone" in err
+    store = Store(url)
     try:
-        url = server.database()
-        (tmp_path / "shop.py").write_text(textwrap.dedent(SHOP))
-        (tmp_path / "process.py").write_text(textwrap.dedent(PROCESS))
-        src = str(Path(__file__).parents[2] / "src")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, str(tmp_path)])}
-        process = subprocess.Popen([sys.executable, str(tmp_path / "process.py"), url, str(tmp_path)],
-                                   cwd=tmp_path, env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _at(tmp_path, "down", process)
-        server.pause()
-        (tmp_path / "down").touch()
-        _at(tmp_path, "up", process)
-        server.resume()
-        (tmp_path / "up").touch()
-        out, err = process.communicate(timeout=600)
-        assert process.returncode == 0, err
-        assert out.splitlines() == ["total 10", "half raised ZeroDivisionError", "count 3"], err
-        # Said once per failure, in one line; the repair went on here (a store that is away is logged, never raised).
-        assert "cannot be reached (" in err and "repairing total here alone" in err
-        store = Store(url)
-        try:
-            recorded = {s["qualname"]: s for s in store.sessions()}
-            assert recorded["count"]["ok"] and recorded["count"]["host"]  # the store is used again
-            # Nothing is lost: the sessions run while it was away were kept and written once it was back,
-            # with the time they ran.
-            assert recorded["total"]["ok"] and not recorded["half"]["ok"]
-            assert recorded["total"]["created"] < recorded["count"]["created"]
-            assert store.claims() == []
-        finally:
-            store.close()
+        recorded = {s["qualname"]: s for s in store.sessions()}
+        assert recorded["count"]["ok"] and recorded["count"]["host"]  # the store is used again
+        # Nothing is lost: the sessions run while it was away were kept and written once it was back,
+        # with the time they ran.
+        assert recorded["total"]["ok"] and not recorded["half"]["ok"]
+        assert recorded["total"]["created"] < recorded["count"]["created"]
+        assert store.claims() == []
     finally:
-        server.stop()
+        store.close()
 
 
 @pytest.mark.parametrize("steps", [1])
-def test_the_test_server_keeps_its_data_across_a_pause(request, steps):
-    request.getfixturevalue("pg_server")
-    bindir = _bindir()
-    assert bindir is not None
-    server = Server(bindir)
+def test_the_test_server_keeps_its_data_across_a_pause(server, steps):
+    url = server.database()
+    store = Store(url)
+    store.set_budget(spend_cap=1.5)
+    store.close()
+    for _ in range(steps):
+        server.pause()
+        server.resume()
+    store = Store(url)
     try:
-        url = server.database()
-        store = Store(url)
-        store.set_budget(spend_cap=1.5)
-        store.close()
-        for _ in range(steps):
-            server.pause()
-            server.resume()
-        store = Store(url)
-        try:
-            assert store.spend_refusal("f", None) == ""
-            store.spend("f", 1, 2.0)
-            assert "spend cap of $1.5" in store.spend_refusal("f", None)
-        finally:
-            store.close()
+        assert store.spend_refusal("f", None) == ""
+        store.spend("f", 1, 2.0)
+        assert "spend cap of $1.5" in store.spend_refusal("f", None)
     finally:
-        server.stop()
+        store.close()
 
 
-def test_a_store_used_through_an_outage_answers_its_first_operation_after_the_server_is_back(request, monkeypatch):
+def test_a_store_used_through_an_outage_answers_its_first_operation_after_the_server_is_back(server, monkeypatch):
     """psycopg_pool, left to itself, retries a lost server with a delay doubling from one second for five
     minutes: a store used throughout an outage (as the fleet listener uses it) went on failing long after the
     server was back. The store's pool gives up after :data:`RECONNECT`, so the next operation connects at once.
@@ -160,30 +160,23 @@ def test_a_store_used_through_an_outage_answers_its_first_operation_after_the_se
 
     from regrow._stores import _postgres
 
-    request.getfixturevalue("pg_server")
     monkeypatch.setattr(AttemptWithBackoff, "INITIAL_DELAY", 0.1)
     monkeypatch.setattr(_postgres, "RECONNECT", 0.1 * _postgres.RECONNECT)
-    bindir = _bindir()
-    assert bindir is not None
-    server = Server(bindir)
+    store = Store(server.database(), connect_timeout=2.0)
     try:
-        store = Store(server.database(), connect_timeout=2.0)
-        try:
-            store.set_budget(spend_cap=1.5)
-            server.pause()
-            # Used through the outage: every operation fails (after its 2 s wait), none is lost sight of.
-            failed = 0
-            deadline = time.monotonic() + 8
-            while time.monotonic() < deadline:
-                with pytest.raises(Exception):  # noqa: B017 - what the pool raises: PoolTimeout, an OperationalError
-                    store.spend_refusal("f", None)
-                failed += 1
-            assert failed >= 3
-            server.resume()
-            # The first operation after: answered (by the default policy, the pool's next try was ~4.6 s away).
-            store.spend("f", 1, 2.0)
-            assert "spend cap of $1.5" in store.spend_refusal("f", None)
-        finally:
-            store.close()
+        store.set_budget(spend_cap=1.5)
+        server.pause()
+        # Used through the outage: every operation fails (after its 2 s wait), none is lost sight of.
+        failed = 0
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            with pytest.raises(Exception):  # noqa: B017 - what the pool raises: PoolTimeout, an OperationalError
+                store.spend_refusal("f", None)
+            failed += 1
+        assert failed >= 3
+        server.resume()
+        # The first operation after: answered (by the default policy, the pool's next try was ~4.6 s away).
+        store.spend("f", 1, 2.0)
+        assert "spend cap of $1.5" in store.spend_refusal("f", None)
     finally:
-        server.stop()
+        store.close()

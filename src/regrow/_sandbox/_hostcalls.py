@@ -8,7 +8,7 @@ come back: ~50 µs each, measured (docs/sandbox.md, sessions 18 and 19). None of
 here — a pipe is read only once ``poll`` said it is ready, a child is reaped with ``WNOHANG``, a
 folder listed is a local one of regrow's own — so they are made through :class:`ctypes.PyDLL`, which
 keeps the lock. The one call that waits (for the child: :meth:`Poller.ready` with a timeout) still lets go.
-The price: a foreign call writes a few more of the host's pages than ``os``'s (~25 page faults a call more,
+The price: a foreign call writes a few more of the host's pages than ``os``'s (~30 page faults a call more,
 each a page copied while the child lives; measured, docs/sandbox.md), what no busy thread costs the host.
 
 Linux (glibc or musl, 64-bit) only; elsewhere each function is the ``os`` call it stands for.
