@@ -289,16 +289,11 @@ print("worker exit", os.waitstatus_to_exitcode(status), flush=True)
 '''
 
 
-def test_a_worker_forked_after_the_app_was_imported_adopts_a_fix_that_lands(pg_url, tmp_path):
+def test_a_worker_forked_after_the_app_was_imported_adopts_a_fix_that_lands(store_url, tmp_path):
     """Threads do not cross a fork: the listener the import started is started again in each forked worker
-    (gunicorn --preload, a multiprocessing pool), or fixes that land would never reach the workers.
-
-    PostgreSQL only. On SQLite the worker's listener hung once in CI (1 run of 4, on a loaded machine): a fork
-    made while the parent's listener is inside a SQLite call leaves SQLite's own mutexes held in the child.
-    That is an open defect (docs/fleet.md), not something this test may hide by passing by luck."""
+    (gunicorn --preload, a multiprocessing pool), or fixes that land would never reach the workers. (On SQLite
+    the fork must also not land inside the parent's listener's SQLite call: test_store_fork.py.)"""
     import regrow
-
-    store_url = pg_url
 
     (tmp_path / "shop.py").write_text(textwrap.dedent(TARGET))
     (tmp_path / "server.py").write_text(textwrap.dedent(FORKED))

@@ -79,3 +79,49 @@ def test_a_store_opened_before_a_fork_gives_each_process_connections_of_its_own(
     assert sorted(set(targets)) == ["shop::child", "shop::parent", "shop::parent-after"]
     assert (targets.count("shop::child"), targets.count("shop::parent"), targets.count("shop::parent-after")) == (
         60, 60, 5)
+
+
+BUSY = '''
+import os, signal, sys, threading
+
+from regrow import Store
+
+store = Store(sys.argv[1])
+stopping = threading.Event()
+
+
+def poll():  # what a fleet listener does, every 0.1 s; here without a pause, so forks land inside its calls
+    while not stopping.is_set():
+        store.landings(0)
+
+
+threads = [threading.Thread(target=poll, daemon=True) for _ in range(3)]
+for thread in threads:
+    thread.start()
+hung = []
+for _ in range(int(sys.argv[2])):
+    child = os.fork()
+    if child == 0:  # a worker: its first store call must be answered
+        signal.alarm(20)
+        Store(sys.argv[1]).landings(0)
+        os._exit(0)
+    _, status = os.waitpid(child, 0)
+    if status:
+        hung.append(status)
+stopping.set()
+print("hung", len(hung), hung[:3])
+'''
+
+
+def test_a_fork_made_while_other_threads_are_inside_sqlite_calls_leaves_the_child_a_working_sqlite(
+        tmp_path: Path) -> None:
+    """SQLite's process-wide mutexes are held by a thread inside a call: a fork landing there left the child's
+    first SQLite call hung for good (9 children of 300 before the fork gate). Each fork now waits for regrow's
+    SQLite calls in flight."""
+    script = tmp_path / "busy.py"
+    script.write_text(textwrap.dedent(BUSY))
+    src = str(Path(__file__).parents[2] / "src")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "regrow.db"), "300"], cwd=tmp_path,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": src}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:2] == ["hung", "0"], done.stdout

@@ -2,6 +2,14 @@
 
 WAL mode, a busy timeout and short transactions; a write transaction begins ``IMMEDIATE``, so a
 claim or a take is decided under the file's write lock, one process at a time.
+
+**Forks.** SQLite keeps process-wide mutexes (its allocator's, its page cache's, its file layer's) that
+a thread holds inside a call. A fork made while another thread is in one leaves that mutex held in the
+child for good, and the child's first SQLite call hangs (measured: a thread polling a store while the
+main thread forked 300 times, each child opening the store: 9 children hung). So every call regrow makes
+into SQLite passes :data:`GATE`, and a fork of this process (a web server's workers, a pool, regrow's own
+sandbox children) first waits, up to :attr:`ForkGate.WAIT` seconds, for the calls in flight to end
+while new ones wait for the fork. The code under repair's own SQLite calls are not regrow's to hold.
 """
 
 from __future__ import annotations
@@ -21,21 +29,71 @@ from ._base import Store, closing_on_error
 from ._tables import close_in, owning
 
 
+class ForkGate:
+    """Calls into SQLite and forks of this process, never at once (see the module's docstring)."""
+
+    WAIT = 2.0  # the longest a fork waits for the calls in flight (a call waiting out a lock may take 30 s)
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._calls = 0  # calls in flight
+        self._forks = 0  # forks being made: new calls wait for them
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        with self._cond:
+            while self._forks:
+                self._cond.wait()
+            self._calls += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._calls -= 1
+                if not self._calls:
+                    self._cond.notify_all()
+
+    def before_fork(self) -> None:
+        with self._cond:
+            self._forks += 1
+            self._cond.wait_for(lambda: not self._calls, self.WAIT)
+
+    def after_fork_in_parent(self) -> None:
+        with self._cond:
+            self._forks -= 1
+            if not self._forks:
+                self._cond.notify_all()
+
+    def after_fork_in_child(self) -> None:
+        """The calls of other threads are not this process's; the lock may have been held by one of them."""
+        self._cond = threading.Condition(threading.Lock())
+        self._calls = self._forks = 0
+
+
+GATE = ForkGate()
+os.register_at_fork(before=GATE.before_fork, after_in_parent=GATE.after_fork_in_parent,
+                    after_in_child=GATE.after_fork_in_child)
+
+
 class _Tx:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.db.execute(sql, params).fetchall()
+        with GATE.call():
+            return self.db.execute(sql, params).fetchall()
 
     def change(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self.db.execute(sql, params).rowcount
+        with GATE.call():
+            return self.db.execute(sql, params).rowcount
 
     def insert(self, sql: str, params: Sequence[Any]) -> int:
-        return int(self.db.execute(sql, params).lastrowid or 0)
+        with GATE.call():
+            return int(self.db.execute(sql, params).lastrowid or 0)
 
     def many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        self.db.executemany(sql, rows)
+        with GATE.call():
+            self.db.executemany(sql, rows)
 
 
 _INHERITED: list[Any] = []  # in a forked process: the parent's connections, kept and never closed
@@ -49,7 +107,8 @@ def wal(db: sqlite3.Connection, wait: float = LOCKED_WAIT) -> None:
     deadline = time.monotonic() + wait
     while True:
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            with GATE.call():
+                db.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() >= deadline:
@@ -95,12 +154,13 @@ class SQLiteStore(Store):
         local = self._local  # close() replaces it: what this thread uses now stays one pair
         mine: tuple[sqlite3.Connection, threading.RLock] | None = getattr(local, "db", None)
         if mine is None:
-            db = sqlite3.connect(self.path, timeout=LOCKED_WAIT, isolation_level=None, check_same_thread=False)
+            with GATE.call():
+                db = sqlite3.connect(self.path, timeout=LOCKED_WAIT, isolation_level=None, check_same_thread=False)
             try:
                 wal(db)
-                db.execute("PRAGMA synchronous=NORMAL")
+                _execute(db, "PRAGMA synchronous=NORMAL")
             except BaseException:
-                db.close()
+                _close(db)
                 raise
             mine = local.db = (db, threading.RLock())
             with self._all_lock:
@@ -128,13 +188,13 @@ class SQLiteStore(Store):
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:
         db, using = self._connection()
         with using:  # a close() from another thread waits for the end of this transaction
-            db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            _execute(db, "BEGIN IMMEDIATE" if write else "BEGIN")
             try:
                 yield _Tx(db)
             except BaseException:
-                db.execute("ROLLBACK")
+                _execute(db, "ROLLBACK")
                 raise
-            db.execute("COMMIT")
+            _execute(db, "COMMIT")
 
     def close(self) -> None:
         self.closed = True
@@ -148,8 +208,18 @@ def _close_all(connections: list[tuple[sqlite3.Connection, threading.RLock]], lo
     with lock:
         for db, using in connections:
             with using:
-                db.close()
+                _close(db)
         connections.clear()
+
+
+def _execute(db: sqlite3.Connection, sql: str) -> None:
+    with GATE.call():
+        db.execute(sql)
+
+
+def _close(db: sqlite3.Connection) -> None:
+    with GATE.call():
+        db.close()
 
 
 SQLiteStore.register("", "sqlite")
