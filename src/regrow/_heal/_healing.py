@@ -29,6 +29,7 @@ from .._evidence._logbuffer import pin_scope
 from .._result import RepairResult
 from .._target._target import Target
 from ._arguments import Snapshot, put_back, take_snapshot
+from ._forked import track
 from ._generators import aresume, remake, rest, resume
 from ._instrument import Hook, plain_target, rebound, session
 from ._ledger import note as _note
@@ -71,6 +72,7 @@ class Healing:
         self._recorded: collections.deque[tuple[tuple[Any, ...], dict[str, Any], Any]] = collections.deque(
             maxlen=max(options.record, 1)
         )
+        track(self)  # made fork-safe in each process forked from this one
         if options.store is not None and (options.tests or options.record):
             from ._fleet_listen import listen  # the repair machinery is imported when first used (issue 26)
             listen(self, options.store)  # a fix another process lands is proven here and installed
@@ -361,12 +363,9 @@ class Healing:
         self._target = None
 
     def check(self) -> RepairResult | None:
-        """Run the ``tests=`` on the function now; on a failure, repair it.
-
-        Returns ``None`` when every test passes, else the repair's result; raises
-        :class:`TestsFailedError` when the tests fail and no fix was found (unless
-        ``on_failure="return_none"``).
-        """
+        """Run the ``tests=`` on the function now; on a failure, repair it. ``None`` when every test passes, else
+        the repair's result; raises :class:`TestsFailedError` when the tests fail and no fix was found (unless
+        ``on_failure="return_none"``)."""
         tests = [TestCallable(t) for t in self.options.tests]
         if not tests:
             raise RegrowError("check() needs tests=: there is nothing to check the function against")

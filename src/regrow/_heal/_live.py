@@ -97,8 +97,10 @@ class Running:
         self.done = threading.Event()
         self.result: RepairResult | None = None
         self.internal: Exception | None = None  # a fault inside regrow: the user's error stands
+        self.thread: int | None = None  # the thread running it (regrow._heal._forked)
 
     def run(self) -> None:
+        self.thread = threading.get_ident()
         try:
             self.result = self.work()
         except Exception as exc:
