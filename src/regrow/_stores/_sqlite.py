@@ -35,44 +35,54 @@ class ForkGate:
     WAIT = 2.0  # the longest a fork waits for the calls in flight (a call waiting out a lock may take 30 s)
 
     def __init__(self) -> None:
+        self._pid = os.getpid()
         self._cond = threading.Condition(threading.Lock())
         self._calls = 0  # calls in flight
         self._forks = 0  # forks being made: new calls wait for them
 
+    def _here(self) -> threading.Condition:
+        """This process's condition: in a forked one, the calls and forks of its parent's threads are not its
+        own, and the lock may have been held by one of them (made anew here rather than in an at-fork handler,
+        which every sandbox child would run)."""
+        if self._pid != os.getpid():
+            with owning():
+                if self._pid != os.getpid():
+                    self._cond, self._calls, self._forks = threading.Condition(threading.Lock()), 0, 0
+                    self._pid = os.getpid()
+        return self._cond
+
     @contextlib.contextmanager
     def call(self) -> Iterator[None]:
-        with self._cond:
+        cond = self._here()
+        with cond:
             while self._forks:
-                self._cond.wait()
+                cond.wait()
             self._calls += 1
         try:
             yield
         finally:
-            with self._cond:
+            with cond:
                 self._calls -= 1
                 if not self._calls:
-                    self._cond.notify_all()
+                    cond.notify_all()
 
     def before_fork(self) -> None:
-        with self._cond:
+        cond = self._here()
+        with cond:
             self._forks += 1
-            self._cond.wait_for(lambda: not self._calls, self.WAIT)
+            if self._calls:
+                cond.wait_for(lambda: not self._calls, self.WAIT)
 
     def after_fork_in_parent(self) -> None:
-        with self._cond:
+        cond = self._here()
+        with cond:
             self._forks -= 1
             if not self._forks:
-                self._cond.notify_all()
-
-    def after_fork_in_child(self) -> None:
-        """The calls of other threads are not this process's; the lock may have been held by one of them."""
-        self._cond = threading.Condition(threading.Lock())
-        self._calls = self._forks = 0
+                cond.notify_all()
 
 
 GATE = ForkGate()
-os.register_at_fork(before=GATE.before_fork, after_in_parent=GATE.after_fork_in_parent,
-                    after_in_child=GATE.after_fork_in_child)
+os.register_at_fork(before=GATE.before_fork, after_in_parent=GATE.after_fork_in_parent)
 
 
 class _Tx:
