@@ -106,6 +106,30 @@ def test_allow_blind_installs_the_crash_fix(shop: str) -> None:
     assert orders.per_item(10, 4) == 2.5  # type: ignore[attr-defined]
 
 
+def test_watch_heals_a_single_module_named_like_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``watch("tool")`` for a project that is one file, tool.py: its folder is not the root, its file is (before,
+    the file was made a folder's prefix, "tool.py/", which no code's file starts with: nothing was ever watched)."""
+    name = f"tool_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(ORDERS)
+    (tmp_path / f"{name}_neighbour.py").write_text(ORDERS)  # beside it, not it: never watched
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        watcher = watch(name, allow_blind=True)
+        tool, neighbour = __import__(name), __import__(f"{name}_neighbour")
+        for module in (neighbour, tool):
+            with pytest.raises(ZeroDivisionError):
+                module.per_item(10, 0)
+        assert watcher.drain(120)
+        assert [(job.name, job.outcome) for job in watcher.jobs] == [(f"{name}.per_item", "installed")]
+        assert tool.per_item(10, 0) == 0 and tool.per_item(10, 4) == 2.5
+        with pytest.raises(ZeroDivisionError):
+            neighbour.per_item(10, 0)
+    finally:
+        unwatch()
+        for module in (name, f"{name}_neighbour"):
+            sys.modules.pop(module, None)
+
+
 def test_an_exception_caught_inside_the_package_starts_nothing(shop: str) -> None:
     watcher = watch(shop, allow_blind=True)
     orders = _orders(shop)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .._checks._evaluate import in_evaluation
 from .._errors import RegrowError
 from .._heal._options import HealOptions, Options, RepairOptions, Test, make_options
+from .._sandbox._afterfork import regrow_child
 from .._settings import current
 from ._watch_hooks import MonitoringHook, WrappingHook, make_hook
 from ._watch_repair import Job, Worker
@@ -174,10 +175,15 @@ def _stop_current(timeout: float = 5.0) -> None:
 
 def _after_fork_in_child() -> None:
     """A child forked by the worker (a sandbox) must start no repair; any other child (a gunicorn
-    worker forked after ``watch()``) goes on watching, with a worker thread of its own."""
+    worker forked after ``watch()``) goes on watching, with a worker thread and a queue of its own."""
+    global _lock
     current = _current
     if current is not None and threading.get_ident() == current.worker.ident:
         current.forked = True
+    elif not regrow_child():
+        _lock = threading.Lock()
+        if current is not None:
+            current.worker.forked()
 
 
 if hasattr(os, "register_at_fork"):

@@ -115,6 +115,15 @@ class Worker:
             self._pending[job.code] = job
             return job
 
+    def forked(self) -> None:
+        """In a process forked from this one's (a gunicorn worker, a ``multiprocessing`` pool; not one regrow forks):
+        the parent's jobs are the parent's, and its queue and lock are not this process's to share. A queue whose
+        parent's worker thread was waiting for a job at the fork would hand the first job here to that thread,
+        which is not here: the worker started here never woke, and nothing was ever repaired."""
+        self._queue = queue.Queue(MAX_QUEUED)
+        self._lock = threading.Lock()
+        self._pending.clear()
+
     def _start(self) -> None:
         """Start the thread in this process (after a fork, e.g. a gunicorn worker, the parent's is gone)."""
         if self._thread is not None and self._pid == os.getpid() and self._thread.is_alive():

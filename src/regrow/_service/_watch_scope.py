@@ -37,7 +37,9 @@ class Scope:
             if not users_file(os.path.join(root, "__init__.py")):
                 raise RegrowError(f"{root} is installed with the standard library or site-packages; watch() heals "
                                   "only code run from source (an editable install or the project folder)")
-        self.roots = tuple(root.rstrip(os.sep) + os.sep for root in roots)
+        # A folder covers what is under it; a single module's file (watch("tool") for tool.py) only itself.
+        self.roots = tuple(root.rstrip(os.sep) + os.sep for root in roots if not os.path.isfile(root))
+        self.modules = frozenset(root for root in roots if os.path.isfile(root))
         self._files: dict[str, bool] = {}  # co_filename -> watched: the hot path is one dict lookup
 
     def covers_file(self, filename: str) -> bool:
@@ -45,7 +47,7 @@ class Scope:
         known = self._files.get(filename)
         if known is None:
             path = os.path.abspath(filename)
-            known = path.startswith(self.roots) and users_file(filename)
+            known = (path in self.modules or path.startswith(self.roots)) and users_file(filename)
             self._files[filename] = known
         return known
 
