@@ -298,3 +298,35 @@ def test_a_behaviour_says_what_the_call_returned_and_how_it_left_its_arguments()
         "returned None, leaving the arguments as ([1, 2, 3],) and {'key': None}")
     # Two calls that return the same but leave their arguments differently are two behaviours.
     assert observe(in_place, Call(([2, 1],), {})) != observe(lambda xs: None, Call(([2, 1],), {}))
+
+
+def test_an_ambiguity_shows_the_caller_s_credentials_masked(make_module, tmp_path: Path, caplog):
+    """The separating inputs come from the failing call, whose arguments may be a credential: the reason (in the
+    log, the exception's note, the store) showed ``f('Bearer sk-…', [2, 3])`` verbatim before."""
+    import logging
+    import sqlite3
+
+    planted = "sk-test-PLANTED1234567890abcdef"
+    store = tmp_path / "regrow.db"
+    mod = make_module(f'''
+        import regrow
+
+        def check_pay(fn):
+            assert fn("x", [1, 2]) == {{"charged": 3, "auth": True}}
+
+        @regrow.heal(tests=[check_pay], store={str(store)!r})
+        def pay(authorization, values):
+            total = 0
+            for i in range(len(values) + 1):
+                total += values[i]
+            return {{"charged": total, "auth": authorization is not None}}
+    ''')
+    with caplog.at_level(logging.INFO, logger="regrow"), pytest.raises(IndexError) as raised:
+        mod.pay(f"Bearer {planted}", [1, 2, 3])
+    result = regrow.state(mod.pay).last_result
+    assert result is not None and result.ambiguous is not None  # the case this test is about
+    shown = [result.reason, result.ambiguous.describe(), regrow.ledger_of(raised.value), caplog.text]
+    with sqlite3.connect(store) as db:
+        shown += [str(row) for row in db.execute("SELECT * FROM sessions")]
+    assert any("[REDACTED]" in text for text in shown)
+    assert not [text for text in shown if "PLANTED" in text]

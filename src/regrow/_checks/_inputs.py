@@ -26,6 +26,7 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, AnyStr
 
+from .._redact import MASK, is_secret_name, redact_text
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
 from ._render import ADDRESS
@@ -53,9 +54,11 @@ class Call:
         return _safe_repr((self.args, sorted(self.kwargs.items())))
 
     def shown(self) -> str:
-        """The arguments as a reader sees them, each cut to 80 characters."""
-        return ", ".join([*(_safe_repr(a)[:80] for a in self.args),
-                          *(f"{k}={_safe_repr(v)}"[:80] for k, v in self.kwargs.items())])
+        """The arguments as a reader sees them, each cut to 80 characters, credentials masked: the text goes
+        into messages, logs, the ledger and a model's prompt (an ambiguity's separating input)."""
+        return ", ".join([*(redact_text(_safe_repr(a))[:80] for a in self.args),
+                          *(f"{k}={MASK if is_secret_name(k) else redact_text(_safe_repr(v))}"[:80]
+                            for k, v in self.kwargs.items())])
 
     def seal(self) -> SealedCall | None:
         """This call sealed for the host, or ``None`` when its arguments cannot be pickled (or are huge)."""
