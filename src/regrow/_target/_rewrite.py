@@ -67,9 +67,15 @@ def encoding_of(data: bytes) -> tuple[str, bool]:
 def definitions(text: str, qualname: str) -> list[tuple[int, int]]:
     """The (first, last) lines, 1-based, of each definition of ``qualname`` in ``text``: from its
     first decorator to the end of its last statement, and the comments after it that are indented
-    as its body is (as ``inspect.getblock`` reads a definition; other comments belong to what follows)."""
-    import libcst
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    as its body is (as ``inspect.getblock`` reads a definition; other comments belong to what follows).
+
+    With libcst (the ``delivery`` extra, which write-back needs) or, in a core install, with :mod:`ast`: a proven
+    fix's diff needs this too, and a missing extra must not cost the user the fix."""
+    try:
+        import libcst
+        from libcst.metadata import MetadataWrapper, PositionProvider
+    except ImportError:
+        return _definitions_ast(text, qualname)
 
     try:
         wrapper = MetadataWrapper(libcst.parse_module(text), unsafe_skip_copy=True)
@@ -103,6 +109,34 @@ def definitions(text: str, qualname: str) -> list[tuple[int, int]]:
             del self.scope[-2:]
 
     wrapper.module.visit(Finder())
+    return found
+
+
+def _definitions_ast(text: str, qualname: str) -> list[tuple[int, int]]:
+    """:func:`definitions` read with :mod:`ast` (the same spans: first decorator to last statement, and the
+    comments after it indented as the body is)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise RewriteError(f"it does not parse ({exc.msg}, line {exc.lineno})") from exc
+    lines = _split(text.replace("\r\n", "\n").replace("\r", "\n"))
+    found: list[tuple[int, int]] = []
+
+    def visit(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, [*scope, child.name])
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if ".".join([*scope, child.name]) == qualname:
+                    first = min([child.lineno, *(decorator.lineno for decorator in child.decorator_list)])
+                    inline = child.body[0].lineno == child.lineno  # ``def f(): return 1``
+                    column = None if inline else child.body[0].col_offset
+                    found.append((first, _comments_after(lines, child.end_lineno or child.lineno, column)))
+                visit(child, [*scope, child.name, "<locals>"])
+            else:
+                visit(child, scope)
+
+    visit(tree, [])
     return found
 
 
