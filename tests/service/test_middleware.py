@@ -76,6 +76,7 @@ def count(name):
 
 async def per_item_view(request):
     count("get")
+    await request.body()  # read as an app that takes a body would (a GET's is kept for its replay, up to 1 MiB)
     q = request.query_params
     return PlainTextResponse(str(logic.per_item(int(q["total"]), int(q["count"]))))
 
@@ -180,3 +181,19 @@ def test_wsgi_middleware_under_gunicorn(gunicorn: str, project: Path) -> None:
 
 def test_asgi_middleware_under_uvicorn(uvicorn: str, project: Path) -> None:
     _replays_a_get_and_never_a_post(uvicorn, project)
+
+
+@pytest.mark.parametrize("server", ["gunicorn", "uvicorn"])
+def test_a_get_too_large_to_keep_is_not_replayed_and_says_so(server: str, project: Path,
+                                                              request: pytest.FixtureRequest) -> None:
+    """A safe request's body is kept for its replay up to 1 MiB. Above that it is not run again, and the header must
+    not say it was (WSGI said ``repaired-replayed`` over the failed 500; ASGI kept the whole body and replayed)."""
+    url = request.getfixturevalue(server)
+    big = b"x" * (2 << 20)
+    with httpx.Client(base_url=url, timeout=120, limits=httpx.Limits(max_keepalive_connections=0)) as client:
+        got = client.request("GET", "/per-item", params={"total": 10, "count": 0}, content=big)
+        assert got.status_code == 500, project.joinpath("server.log").read_text()
+        assert got.headers["x-regrow"] == "repaired-not-replayed"
+        assert _invocations(project, "get") == 1  # run once, never again
+        again = client.get("/per-item", params={"total": 10, "count": 0})  # the fix serves the next request
+        assert (again.status_code, again.text) == (200, "0")

@@ -92,7 +92,9 @@ class WSGIMiddleware(_Base):
         if jobs:
             _wait(jobs, self.wait)
             value, replay = verdict(jobs, method)
-            if replay and body is not None:
+            if replay and body is None:  # too large to keep: not run again, and the header says so
+                value = "repaired-not-replayed"
+            elif replay:
                 environ["wsgi.input"] = io.BytesIO(body)
                 again = self._run(environ)
                 if not again[3] and again[4] is None:
@@ -161,17 +163,22 @@ class ASGIMiddleware(_Base):
         self._watcher()
         method = str(scope.get("method", "GET")).upper()
         received: list[dict[str, Any]] = []
+        size = [0]  # the body's bytes received: above MAX_REPLAY_BODY the request is not kept for a replay
 
         async def recording() -> Any:
             message = await receive()
-            received.append(message)
+            size[0] += len(message.get("body", b"") or b"")
+            if size[0] <= MAX_REPLAY_BODY:
+                received.append(message)
             return message
 
         messages, jobs, error = await self._run(scope, recording)
         if jobs:
             await asyncio.to_thread(_wait, jobs, self.wait)
             value, replay = verdict(jobs, method)
-            if replay:
+            if replay and size[0] > MAX_REPLAY_BODY:
+                value = "repaired-not-replayed"
+            elif replay:
                 again = await self._run(scope, _replaying(list(received), receive))
                 if not again[1] and again[2] is None:
                     messages, error = again[0], None
