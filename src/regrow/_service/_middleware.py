@@ -94,7 +94,7 @@ class WSGIMiddleware(_Base):
             value, replay = verdict(jobs, method)
             if replay and body is None:  # too large to keep: not run again, and the header says so
                 value = "repaired-not-replayed"
-            elif replay:
+            elif replay and body is not None:
                 environ["wsgi.input"] = io.BytesIO(body)
                 again = self._run(environ)
                 if not again[3] and again[4] is None:
