@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import regrow
 
 
@@ -51,3 +53,43 @@ def test_unrepairable_reports_why(make_module):
     result = regrow.repair(mod.always, args=(1,), verify=lambda r: r == "unreachable", max_candidates=50)
     assert not result.ok and result.failure is not None and result.failure.exc_type == "LookupError"
     assert result.reason
+
+
+def _impossible(fn):
+    assert fn(2) == "zebra"
+
+
+def _inverse(x):
+    return 1 / (x - 2)
+
+
+def test_repair_returns_a_result_when_no_fix_is_found_and_refuses_on_failure() -> None:
+    impossible, inverse = _impossible, _inverse
+    result = regrow.repair(inverse, args=(2,), tests=[impossible])
+    assert not result.ok and result.fix is None and result.reason  # returned, not raised (docs/decorator.md)
+    with pytest.raises(TypeError, match="on_failure"):  # was: "got multiple values for keyword argument"
+        regrow.repair(inverse, args=(2,), tests=[impossible], on_failure="return_none")  # type: ignore[call-arg]
+
+
+class _Box:
+    def __init__(self, xs):
+        self.xs = xs
+
+    def top(self):
+        return self.xs[len(self.xs)]
+
+
+def test_repair_of_a_bound_method_calls_it_on_its_object() -> None:
+    """``repair(box.top)`` dropped the object: it repaired the TypeError of a call without ``self``."""
+    def check(fn):
+        assert fn(_Box([1, 2, 3])) == 3
+        assert fn(_Box([5])) == 5
+
+    original = _Box.top.__code__
+    try:
+        result = regrow.repair(_Box([7, 8]).top, tests=[check])
+        assert result.ok and result.value == 8, result.reason
+        assert result.failure is not None and result.failure.exc_type == "IndexError"
+        assert _Box([4, 6]).top() == 6  # installed into the class's function
+    finally:
+        _Box.top.__code__ = original

@@ -32,19 +32,25 @@ def repair(
 ) -> RepairResult:
     """Call ``func(*args, **kwargs)`` once and, if it fails, repair it.
 
-    Returns a :class:`RepairResult`: ``ok`` with ``value`` set to what the (repaired) call
-    returned, or not ``ok`` with the reason. With ``install`` (the default) a fix is installed
-    into the live function. Coroutine functions are run with ``asyncio.run``. Every run before
-    the last is on copies of the arguments, so the call you asked for happens once, on yours.
-    Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the README). ``jobs``: workers
-    judging the engine's candidates at once (default: every core). The other options (``proposers``,
-    ``model``, ``sandbox``, the budget, ``on_event``, ``store``, ``environ``) are :class:`RepairOptions`, as
-    :func:`regrow.heal` takes them. A keyword not given takes its value from the configuration
-    (``[tool.regrow]``, ``REGROW_*``: docs/configuration.md), else the default of ``heal``.
+    Returns a :class:`RepairResult`: ``ok`` with ``value`` set to what the (repaired) call returned, or not
+    ``ok`` with the reason (it never raises the call's own exception). A bound method (``box.top``) is
+    repaired as its function called with the object first, which is what ``tests=`` get. With ``install``
+    (the default) a fix is installed into the live function. Coroutine functions are run with
+    ``asyncio.run``. Every run before the last is on copies of the arguments, so the call you asked for
+    happens once, on yours. Without ``tests=`` or ``verify=`` the no-oracle policy applies (see the
+    README). ``jobs``: workers judging the engine's candidates at once (default: every core). The other
+    options (``proposers``, ``model``, ``sandbox``, the budget, ``on_event``, ``store``, ``environ``) are
+    :class:`RepairOptions`, as :func:`regrow.heal` takes them. A keyword not given takes its value from the
+    configuration (``[tool.regrow]``, ``REGROW_*``: docs/configuration.md), else the default of ``heal``.
     """
+    if "on_failure" in options:
+        raise TypeError("repair() takes no on_failure=: it returns a RepairResult whether or not a fix was found "
+                        "(its ok and reason say which); on_failure= is heal()'s")
     checked = make_options(verify=verify, tests=tests, on_failure="raise", cooldown=0.0, **options)
-    raw = unwrap(func)
     args, kwargs = tuple(args), dict(kwargs or {})
+    if isinstance(func, types.MethodType):  # a bound method: its function's call, with what it is bound to first
+        func, args = func.__func__, (func.__self__, *args)
+    raw = unwrap(func)
     replay = Replay(args, kwargs, verify, annotation_oracle(raw, verify, tests))
     checks: list[Check] = [replay, *(TestCallable(t) for t in tests)]
     failure, exc = _first_failure(raw, checks, args, kwargs)
