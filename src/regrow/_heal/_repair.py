@@ -49,7 +49,8 @@ def repair(
     checked = make_options(verify=verify, tests=tests, on_failure="raise", cooldown=0.0, **options)
     args, kwargs = tuple(args), dict(kwargs or {})
     if isinstance(func, types.MethodType):  # a bound method: its function's call, with what it is bound to first
-        func, args = func.__func__, (func.__self__, *args)
+        method: types.MethodType = func
+        func, args = method.__func__, (method.__self__, *args)
     raw = unwrap(func)
     replay = Replay(args, kwargs, verify, annotation_oracle(raw, verify, tests))
     checks: list[Check] = [replay, *(TestCallable(t) for t in tests)]
