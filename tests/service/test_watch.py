@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import json.decoder
+import os
+import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -17,6 +19,8 @@ import pytest
 
 from regrow._service._watch import unwatch, watch
 from regrow._service._watch_run import run_main
+
+SRC = str(Path(__file__).parents[2] / "src")
 
 ORDERS = '''
 import json
@@ -206,3 +210,22 @@ def test_the_command_runs_a_script_with_its_own_arguments(tmp_path: Path) -> Non
     script = tmp_path / "echo.py"
     script.write_text("import sys\nsys.exit(int(sys.argv[1]) + len(sys.argv))\n")
     assert main(["run", str(script), "4", "--heal"]) == 4 + 3
+
+
+@pytest.mark.parametrize(("words", "environ", "says"), [
+    (["nope.py"], {}, "cannot open 'nope.py'"),
+    (["-m", "nope_pkg.mod"], {}, "no package or module named 'nope_pkg'"),
+    (["--model", "foo:bar", "ok.py"], {}, "unknown provider 'foo'"),
+    (["--timeout", "0", "ok.py"], {}, "--timeout"),
+    (["--drain", "-1", "ok.py"], {}, "--drain"),
+    (["ok.py"], {"REGROW_TIMEOUT": "abc"}, "REGROW_TIMEOUT"),
+], ids=["missing-script", "missing-module", "unknown-model", "timeout-0", "drain-negative", "bad-setting"])
+def test_regrow_run_says_what_is_wrong_with_its_input_in_one_line(words: list[str], environ: dict[str, str], says: str,
+                                                                  tmp_path: Path) -> None:
+    """Bad input to ``regrow run`` is one line and exit 2, as for ``regrow heal`` (a traceback of regrow's before)."""
+    (tmp_path / "ok.py").write_text("print('ran')\n")
+    done = subprocess.run([sys.executable, "-m", "regrow", "run", *words], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **environ, "PYTHONPATH": SRC})
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and says in done.stderr, done.stderr
+    assert "ran" not in done.stdout  # the program never ran
