@@ -594,3 +594,27 @@ def test_a_fault_inside_regrow_never_replaces_the_users_exception(make_module, c
     ledger = regrow.ledger_of(info.value)
     assert "healing failed inside regrow" in ledger and "sandbox itself is broken" in ledger
     assert "failed inside regrow" in caplog.text
+
+
+@pytest.mark.parametrize("extra", ["", ", verify=lambda value: value is not None"], ids=["instrumented", "wrapped"])
+def test_a_recursive_function_s_first_call_after_a_fix_is_the_fix_s_whole_answer(make_module, extra: str) -> None:
+    """The failure is in the innermost call; the outer calls were running the old code. Answering the inner call
+    with the fix left them to finish with the bug: ``fact(6)`` returned 6, silently. The outermost call runs
+    again instead."""
+    mod = make_module(f'''
+        import regrow
+
+        def check(fn):
+            assert fn(0) == 1
+            assert fn(3) == 6
+            assert fn(5) == 120
+
+        @regrow.heal(tests=[check]{extra})
+        def fact(n):
+            if n == 0:
+                return 1
+            return n * fact(n - 1) // (n - 1)
+    ''')
+    assert mod.fact(6) == 720  # the first call, the one that failed
+    assert mod.fact(7) == 5040
+    assert regrow.state(mod.fact).mode == ("wrapped" if extra else "instrumented")

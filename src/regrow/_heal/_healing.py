@@ -11,6 +11,7 @@ import collections
 import copy
 import functools
 import logging
+import sys
 import threading
 import time
 import types
@@ -31,7 +32,7 @@ from .._target._target import Target
 from ._arguments import Snapshot, put_back, take_snapshot
 from ._forked import track
 from ._generators import aresume, remake, rest, resume
-from ._instrument import Hook, plain_target, rebound, session
+from ._instrument import Hook, plain_target, rebound, recursing, session
 from ._ledger import note as _note
 from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, blind_value
 from ._missing import installed
@@ -113,8 +114,9 @@ class Healing:
                  snapshot: Snapshot | None = None) -> object:
         if SWITCHES.disabled or in_evaluation():
             return RAISE
-        try:
-            return self._on_error(exc, args, kwargs, snapshot)
+        try:  # (an outer call through the wrapper, recursing, retries: see regrow._heal._instrument.recursing)
+            decision = self._on_error(exc, args, kwargs, snapshot)
+            return RAISE if decision is RETRY and self.hook is None and recursing(sys._getframe(1)) else decision
         except Exception as internal:  # a fault in regrow itself must never replace the user's error
             log.exception("healing %s failed inside regrow", self.func.__qualname__)
             _note(exc, f"regrow: healing failed inside regrow: {internal!r}")
@@ -232,8 +234,7 @@ class Healing:
 
     async def aon_rejected(self, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                            snapshot: Snapshot | None = None) -> object:
-        import asyncio
-
+        import asyncio  # as in aon_error
         return await asyncio.to_thread(self.on_rejected, value, args, kwargs, snapshot)
 
     def before(self, *args: Any, **kwargs: Any) -> Any:

@@ -74,8 +74,8 @@ class Hook:
         if not isinstance(exc, Exception) or id(self) in _retrying.get() or self._inside():
             return True
         decision = self.state.on_error(exc, args, kwargs)
-        if decision is RAISE:
-            return True
+        if decision is RAISE or (decision is RETRY and recursing(sys._getframe(1))):
+            return True  # (recursing: an outer call of the function retries, so the whole call runs the fix)
         value = None
         if decision is RETRY:
             token = _retrying.set(_retrying.get() | {id(self)})
@@ -223,3 +223,19 @@ def instrument(func: types.FunctionType, hook: Hook, code: types.CodeType | None
     """``code`` (default: ``func``'s) with its body inside a ``try`` whose handler calls ``hook``; or why it
     cannot be (a string), in which case nothing changed."""
     return instrumented(func, hook, code or func.__code__)
+
+
+def recursing(frame: types.FrameType) -> bool:
+    """Whether an outer call of the function running in ``frame`` is still running in this thread (recursion).
+
+    Were the failing inner call answered by the fix, each outer call would go on with the old code on what it
+    returned: a wrong result, silently (``n * f(n - 1)`` with the bug still in the outer frames). Its failure is
+    raised on instead, to the outermost call, which runs the whole call again with the fix."""
+    code, outer = frame.f_code, frame.f_back
+    while outer is not None:
+        seen = outer.f_code
+        if seen.co_firstlineno == code.co_firstlineno and seen.co_name == code.co_name \
+                and seen.co_filename == code.co_filename:
+            return True
+        outer = outer.f_back
+    return False
