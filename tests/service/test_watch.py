@@ -95,8 +95,11 @@ def test_a_blind_fix_is_proven_but_not_installed_without_consent(shop: str) -> N
             orders.per_item(10, 0)  # type: ignore[attr-defined]
     assert watcher.drain(120)
     assert [job.outcome for job in watcher.jobs] == ["not-installed"]
-    with pytest.raises(ZeroDivisionError):
-        orders.per_item(10, 0)  # type: ignore[attr-defined]
+    for _ in range(3):  # after it, the bug stays (nothing installed) and is quiet: no session for each failure
+        with pytest.raises(ZeroDivisionError):
+            orders.per_item(10, 0)  # type: ignore[attr-defined]
+    assert watcher.drain(120)
+    assert [job.outcome for job in watcher.jobs] == ["not-installed"]
 
 
 def test_allow_blind_installs_the_crash_fix(shop: str) -> None:

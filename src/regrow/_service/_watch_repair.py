@@ -191,6 +191,10 @@ class Worker:
             log.info("regrow watch: installed a fix for %s\n%s", job.name, result.diff)
             job.finish("installed", f"fix installed ({result.installed})", result)
             return
+        # Not installed, so the bug stays: quiet for the cooldown like a failed repair (one bug, one repair), not
+        # a session (and the same warning and diff) for each failure of it.
+        self._cooldown[fingerprint] = time.monotonic() + options.cooldown
+        self._quiet[job.key] = time.monotonic() + options.cooldown
         detail = ("proven without an oracle (no tests= or verify= for it), so not installed: it changes what "
                   "the function returns where it failed; watch(allow_blind=True) installs such fixes")
         log.warning("regrow watch: %s: %s\n%s", job.name, detail, result.diff)
