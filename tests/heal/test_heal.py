@@ -618,3 +618,22 @@ def test_a_recursive_function_s_first_call_after_a_fix_is_the_fix_s_whole_answer
     assert mod.fact(6) == 720  # the first call, the one that failed
     assert mod.fact(7) == 5040
     assert regrow.state(mod.fact).mode == ("wrapped" if extra else "instrumented")
+
+
+def test_a_function_whose_source_cannot_be_read_fails_one_session_and_cools_down() -> None:
+    """Code made with exec has no source to repair: each failure was an internal error (logged at ERROR) that started
+    another session and used up the process's sessions_per_minute for every other function."""
+    namespace: dict[str, object] = {}
+    exec(compile("def last(xs):\n    return xs[len(xs)]\n", "<dynamic>", "exec"), namespace)
+
+    def check(fn):
+        assert fn([1, 2, 3]) == 3
+
+    dynamic = regrow.heal(tests=[check])(namespace["last"])
+    for _ in range(3):
+        with pytest.raises(IndexError) as raised:
+            dynamic([1])
+    state = regrow.state(dynamic)
+    assert (state.tally.sessions, state.tally.skipped["cooldown"]) == (1, 2)
+    assert state.last_result is not None and "cannot be read" in state.last_result.reason
+    assert "healing failed inside regrow" not in regrow.ledger_of(raised.value)

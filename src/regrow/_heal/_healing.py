@@ -23,7 +23,7 @@ from .._ambiguity import Ambiguity
 from .._checks._evaluate import in_evaluation
 from .._checks._oracles import Check, CheckFailed, Recorded, Replay, TestCallable, annotation_oracle, judge
 from .._delivery._keep import Keeper, WriteBackMode
-from .._errors import RegrowError, TestsFailedError, VerificationError
+from .._errors import RegrowError, TargetError, TestsFailedError, VerificationError
 from .._events import Event, emit
 from .._evidence._failure import Failure, capture_exception, check_failure, failing_frame
 from .._evidence._logbuffer import pin_scope
@@ -34,9 +34,9 @@ from ._forked import track
 from ._generators import aresume, remake, rest, resume
 from ._instrument import Hook, plain_target, rebound, recursing, session
 from ._ledger import note as _note
-from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, blind_value
+from ._live import SESSIONS, SKIPPED, Running, Skip, Tally, warn_blind
 from ._missing import installed
-from ._options import Options, default_sandbox
+from ._options import Options
 from ._switches import SWITCHES
 from ._wrapper import NONE, RAISE, RETRY
 
@@ -300,9 +300,14 @@ class Healing:
         """The session itself, through the one assembly; then what it changes for this function."""
         from ._assembly import RepairRequest  # the repair machinery: imported at the first failure (issue 26)
         from ._fleet import run_claimed
-        with session(self) as running:  # the user's code running now; a fix installed is hooked like it was
-            result = run_claimed(RepairRequest(self.target, failure, checks, self.options, raised=exc,
-                                              snapshot=snapshot, rebind=self._rebind, keep=self._keep))
+        try:
+            target = self.target
+        except TargetError as unreadable:  # (exec'd code): a failed session, cooled down like any other
+            target, result = None, RepairResult(False, self.func.__qualname__, None, reason=f"{unreadable}")
+        if target is not None:
+            with session(self) as running:  # the user's code running now; a fix installed is hooked like it was
+                result = run_claimed(RepairRequest(target, failure, checks, self.options, raised=exc,
+                                                  snapshot=snapshot, rebind=self._rebind, keep=self._keep))
         with self._lock:
             self.results.append(result)
             if not result.ok:
@@ -318,7 +323,7 @@ class Healing:
             if blind:
                 self.tally.blind += 1
         if blind and call is not None:
-            self._warn_blind(result, failure, *call)
+            warn_blind(self.func, self.options, result, failure, *call)
         return result
 
     def _took(self, running: types.CodeType) -> None:
@@ -331,17 +336,6 @@ class Healing:
         if self.wrapper is not None and self.entry is None:
             self.wrapper.__defaults__ = self.func.__defaults__
             self.wrapper.__kwdefaults__ = self.func.__kwdefaults__
-
-    def _warn_blind(self, result: RepairResult, failure: Failure, args: tuple[Any, ...],
-                    kwargs: dict[str, Any]) -> None:
-        """Say, at WARNING, what a fix no oracle proved returns where the original raised: nothing checked it."""
-        options = self.options
-        value = blind_value(self.func, args, kwargs, options.sandbox or default_sandbox(),
-                            options.budget.candidate_timeout)
-        log.warning("%s: installed a fix that no oracle proved (no verify=, tests= or record=): where the original "
-                    "raised (%s) it now returns %s. Nothing checked that this value is right; give verify= or "
-                    "tests= to check it (docs/production.md).\n%s", self.func.__qualname__, failure.summary(),
-                    value, result.diff)
 
     def _keep(self, target: Target, result: RepairResult, checks: Sequence[Check]) -> None:
         self.keeper.proven(target, result, checks, self.options.store)

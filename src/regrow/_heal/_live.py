@@ -24,7 +24,9 @@ from .._redact import redact_text
 from .._sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
+    from .._evidence._failure import Failure
     from .._result import RepairResult
+    from ._options import Options
 
 log = logging.getLogger("regrow")
 
@@ -137,3 +139,15 @@ def blind_value(fn: types.FunctionType, args: tuple[Any, ...], kwargs: dict[str,
     if outcome.ok and isinstance(outcome.value, str):
         return outcome.value
     return f"a value regrow could not compute ({outcome.reason()})"
+
+
+def warn_blind(func: types.FunctionType, options: Options, result: RepairResult, failure: Failure,
+               args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Say, at WARNING, what a fix no oracle proved returns where the original raised: nothing checked it."""
+    from ._options import default_sandbox
+
+    value = blind_value(func, args, kwargs, options.sandbox or default_sandbox(), options.budget.candidate_timeout)
+    log.warning("%s: installed a fix that no oracle proved (no verify=, tests= or record=): where the original "
+                "raised (%s) it now returns %s. Nothing checked that this value is right; give verify= or "
+                "tests= to check it (docs/production.md).\n%s", func.__qualname__, failure.summary(),
+                value, result.diff)
