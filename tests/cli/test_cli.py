@@ -163,3 +163,45 @@ def test_a_spent_budget_is_named_in_the_final_line(project):
     done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py", "--max-candidates", "2")
     assert done.returncode == 1
     assert "candidate budget of 2 spent" in done.stdout, done.stdout
+
+
+DECORATED = '''\
+import functools
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return inner
+
+
+@logged
+@logged
+def clamp(value, low, high):
+    """Keep value inside [low, high]."""
+    if value < low:
+        return low
+    if value > high:
+        return low  # the bug, on line 18 of the file
+    return value
+
+
+def fits(size, limit):
+    return size > limit  # the bug: should be >=, on line 23 of the file
+'''
+
+
+def test_the_lines_reported_are_the_file_s_below_decorators_and_for_an_ambiguity(project):
+    """The edit's line counts from the ``def``; the file's line was reported from the first decorator (two lines off
+    here), and an ambiguity's candidates gave the line within the function."""
+    (project / "shapes.py").write_text(DECORATED)
+    (project / "tests" / "test_fits.py").write_text(
+        "from shapes import fits\n\n\ndef test_fits():\n    assert fits(3, 3)\n    assert not fits(1, 3)\n")
+    done = regrow(project, "heal", "shapes.py::clamp", "--test", "tests/test_shapes.py::test_above", "-q")
+    assert done.returncode == 0, done.stderr
+    assert "shapes.py:18" in done.stdout + done.stderr, (done.stdout, done.stderr)
+    done = regrow(project, "heal", "shapes.py::fits", "--test", "tests/test_fits.py")
+    assert done.returncode == 1 and "ambiguous" in done.stdout + done.stderr, (done.stdout, done.stderr)
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip().startswith("candidate ")]
+    assert lines and all("shapes.py:23" in line and "at line " not in line for line in lines), lines

@@ -25,7 +25,7 @@ _NOTABLE = {"proposer_error", "budget_refused", "reply_refused", "module_install
 
 def file_line(target: Target, line: int | None) -> int | None:
     """The line in the target's file of a candidate's edit (which counts from the ``def``)."""
-    return None if line is None else target.lineno + line - 1
+    return None if line is None else target.def_lineno + line - 1  # decorators above the def included
 
 
 def where(target: Target, line: int | None) -> str:

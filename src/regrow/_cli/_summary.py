@@ -4,12 +4,13 @@ the tests that proved it, why the search stopped) and the diff, coloured on a te
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from typing import TextIO
 
 from .._result import RepairResult
 from .._target._target import Target
-from ._display import label
+from ._display import label, where
 
 _MAX_TESTS = 3  # tests named in the summary; the rest are counted
 
@@ -37,6 +38,7 @@ def rows(target: Target, result: RepairResult, outcome: str, judged: int,
                                                                    if first.original else "")))
         for number, output in enumerate(first.outputs, start=1):
             name = ambiguity.labels[number - 1] if ambiguity.labels else ""
+            name = re.sub(r" at line (\d+)", lambda line: where(target, int(line[1])), name)  # the file's line
             found.append((f"candidate {number}", f"{name}: {output[:120]}" if name else output[:120]))
     found.append(("stopped", _stopped(result)))
     return found
