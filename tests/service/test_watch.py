@@ -232,3 +232,29 @@ def test_regrow_run_says_what_is_wrong_with_its_input_in_one_line(words: list[st
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and says in done.stderr, done.stderr
     assert "ran" not in done.stdout  # the program never ran
+
+
+def test_a_failure_inside_a_generator_expression_repairs_its_function(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The innermost frame was the ``<genexpr>``, nested code that cannot be healed: every failure logged that and
+    repaired nothing. The function whose frame ran it is what is repaired."""
+    name = f"gen_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(
+        "def total(values):\n    return sum(values[i] for i in range(len(values) + 1))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def check(fn):
+        assert fn([2, 3, 5]) == 10
+        assert fn([]) == 0
+
+    try:
+        watcher = watch(name, tests={f"{name}.total": [check]})
+        module = __import__(name)
+        with pytest.raises(IndexError):
+            module.total([1, 2])
+        assert watcher.drain(120)
+        assert [(job.name, job.outcome) for job in watcher.jobs] == [(f"{name}.total", "installed")]
+        assert module.total([1, 2]) == 3
+    finally:
+        unwatch()
+        sys.modules.pop(name, None)

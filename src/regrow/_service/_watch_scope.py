@@ -79,11 +79,17 @@ def _package_dirs(package: str) -> list[str]:
     raise RegrowError(f"watch(): {package!r} has no source files to watch")
 
 
+_COMPREHENSIONS = frozenset({"<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>"})
+
+
 def innermost(tb: types.TracebackType | None, scope: Scope) -> types.FrameType | None:
-    """The innermost frame of the traceback that runs the user's code: the function that failed."""
+    """The innermost frame of the traceback that runs the user's code: the function that failed. A generator
+    expression or comprehension is part of the function whose frame ran it (the one before it in the
+    traceback), which is what is repaired: on its own it is nested code no repair can install."""
     found = None
     while tb is not None:
-        if scope.covers_code(tb.tb_frame.f_code):
+        code = tb.tb_frame.f_code
+        if scope.covers_code(code) and code.co_name not in _COMPREHENSIONS:
             found = tb.tb_frame
         tb = tb.tb_next
     return found
