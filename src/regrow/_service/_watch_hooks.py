@@ -39,6 +39,21 @@ def _leaves(scope: Scope, caller: types.FrameType | None) -> bool:
     return caller is None or caller.f_code.co_name == "<module>" or not scope.covers_code(caller.f_code)
 
 
+_WRAPPERS: set[types.CodeType] = set()  # the code of the watch's wrappers (one for each kind)
+
+
+def _under_a_wrapper(frame: types.FrameType | None) -> bool:
+    """Whether a wrapper of the watch runs in ``frame`` or outside it: it reports the failure if it leaves the user's
+    code. Where none does, the caller is a function of theirs the watch could not wrap (one a framework took a
+    reference to before ``watch()``, as a web app's views: the middleware starts the watch at the first request),
+    and the wrapper that saw the failure reports it, or nothing would."""
+    while frame is not None:
+        if frame.f_code in _WRAPPERS:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _reportable(exc: BaseException) -> bool:
     return isinstance(exc, Exception) and not isinstance(exc, (StopIteration, StopAsyncIteration))
 
@@ -135,8 +150,8 @@ class WrappingHook:
         scope, escaped = self.scope, self.escaped
 
         def report(exc: BaseException, caller: types.FrameType | None) -> None:
-            try:
-                if _reportable(exc) and _leaves(scope, caller):
+            try:  # leaving the user's code, or into code of theirs no wrapper of the watch is around to report it
+                if _reportable(exc) and (_leaves(scope, caller) or not _under_a_wrapper(caller)):
                     escaped(exc)
             except Exception:
                 pass
@@ -158,6 +173,7 @@ class WrappingHook:
                     raise
             wrapper = watched
         functools.update_wrapper(wrapper, func)
+        _WRAPPERS.add(wrapper.__code__)
         wrapper.__regrow_watched__ = True  # type: ignore[attr-defined]
         return wrapper
 
