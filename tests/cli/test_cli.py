@@ -205,3 +205,27 @@ def test_the_lines_reported_are_the_file_s_below_decorators_and_for_an_ambiguity
     assert done.returncode == 1 and "ambiguous" in done.stdout + done.stderr, (done.stdout, done.stderr)
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip().startswith("candidate ")]
     assert lines and all("shapes.py:23" in line and "at line " not in line for line in lines), lines
+
+
+CACHED = '''\
+import functools
+
+
+@functools.cache
+def discount(qty):
+    if qty > 100:  # the bug: should be >=
+        return 2
+    return 0
+'''
+
+
+def test_a_cached_function_is_traced_and_compared_as_a_plain_one(tmp_path: Path) -> None:
+    """The original's results, cached before the tracing child forked, answered the tests' calls there: no calls
+    were recorded, so no candidates were compared, and a guess (``qty > 99`` or ``qty > 10`` passed the tests too)
+    was installed where the plain function's repair abstains."""
+    (tmp_path / "shop.py").write_text(CACHED)
+    (tmp_path / "test_shop.py").write_text("from shop import discount\n\n\ndef test_discount():\n"
+                                          "    assert discount(10) == 0\n    assert discount(100) == 2\n"
+                                          "    assert discount(200) == 2\n")
+    done = regrow(tmp_path, "heal", "shop.py::discount", "--test", "test_shop.py::test_discount", "-q")
+    assert done.returncode == 1 and "ambiguous" in done.stdout + done.stderr, (done.stdout, done.stderr)

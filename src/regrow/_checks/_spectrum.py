@@ -27,7 +27,7 @@ from typing import Any
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
 from .._target._target import Target
-from ._evaluate import evaluating
+from ._evaluate import clear_caches, evaluating
 from ._inputs import Call, SealedCall, arguments_of, seal_all
 from ._oracles import Check, CheckFailed
 
@@ -209,8 +209,8 @@ def trace(target: Target, check: Check, limit: float) -> Run:
     timed_out = False
     started, cpu = time.perf_counter(), time.process_time()
     try:
-        # evaluating(): a failure inside a check must not start a nested repair
-        with evaluating(), time_limit(limit), tracer.tracing():
+        clear_caches(target)  # a cache the original filled before the fork would answer for it: no lines, no calls
+        with evaluating(), time_limit(limit), tracer.tracing():  # evaluating(): a failing check starts no repair
             check(live)
     except Overrun:
         timed_out = True

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..._candidate import Candidate
+from ..._checks._evaluate import clear_caches
 from ..._checks._inputs import Call, SealedCall, behaviour, open_all, returned, signatures, variations
 from ..._checks._render import render
 from ..._checks._spectrum import Spectrum
@@ -143,6 +144,7 @@ def behaviour_of(target: Target, source: str | None, calls: Sequence[Call]) -> l
     """Signatures of the original (``source`` None) or a candidate on ``calls``, the arguments after each
     written out with their state (:func:`~regrow._checks._render.render`): two candidates that leave a
     receiver in different states differ, though its ``repr`` may hide it."""
+    clear_caches(target)  # what an earlier run cached must not answer for this one (a cached recursive function)
     if source is None:
         return behaviour(target.func, calls, _CALL_LIMIT, render)
     with installed(target, source) as fn:
