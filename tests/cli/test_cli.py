@@ -229,3 +229,19 @@ def test_a_cached_function_is_traced_and_compared_as_a_plain_one(tmp_path: Path)
                                           "    assert discount(200) == 2\n")
     done = regrow(tmp_path, "heal", "shop.py::discount", "--test", "test_shop.py::test_discount", "-q")
     assert done.returncode == 1 and "ambiguous" in done.stdout + done.stderr, (done.stdout, done.stderr)
+
+
+def test_a_test_that_hangs_on_the_original_gets_no_more_than_the_command_s_timeout(tmp_path: Path) -> None:
+    """Each test's run on the original had the whole candidate timeout (10 s) whatever --timeout said, and the
+    session's run of the original for the folders it writes had another: ``--timeout 3`` ran 22 s."""
+    import re
+
+    (tmp_path / "countdown.py").write_text("def count_down(n):\n    out = []\n    while n != 0:\n"
+                                           "        out.append(n)\n        n -= 2\n    return out\n")
+    (tmp_path / "test_countdown.py").write_text("from countdown import count_down\n\n\ndef test_odd():\n"
+                                                "    assert count_down(3) == [3, 1]\n")
+    done = regrow(tmp_path, "heal", "countdown.py::count_down", "--test", "test_countdown.py", "--timeout", "3",
+                  "-v")
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    said = re.search(r"test_odd did not finish in ([0-9.]+)s", done.stdout + done.stderr)
+    assert said is not None and float(said.group(1)) <= 3, (done.stdout, done.stderr)

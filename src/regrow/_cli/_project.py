@@ -143,7 +143,10 @@ def _probe(heal: ProjectHeal, suite: Suite, target: Target, collected: Sequence[
     found: list[Reach] = []
     for nodeid in collected:
         doing(f"running {nodeid} on the original code")
-        found += probe(suite, target.original_code, [nodeid], timeout=heal.options.budget.candidate_timeout)
+        # Each within the candidate timeout and what is left of --timeout: a test that hangs on the original must
+        # not hold the command past its budget (--timeout 3 ran 22 s with a hanging test).
+        limit = min(heal.options.budget.candidate_timeout, _left(heal.options.budget, heal.started).timeout)
+        found += probe(suite, target.original_code, [nodeid], timeout=max(limit, _PROBE_LEAST))
     return found
 
 
@@ -209,6 +212,7 @@ def _left(budget: Budget, started: float | None) -> Budget:
 
 
 _LEAST = 0.01  # seconds
+_PROBE_LEAST = 0.2  # seconds a test gets on the original however little of --timeout is left
 
 
 def _noting(event: Event) -> None:

@@ -34,6 +34,9 @@ from .._verdict import Attempt, Verdict
 log = logging.getLogger("regrow")
 
 
+_LEAST_PROBE = 0.2  # seconds the original's probe gets however little of the session's time is left
+
+
 class Session:
     """One repair of one failure of one target."""
 
@@ -124,7 +127,12 @@ class Session:
         reason = "no proposer produced a candidate"
         notes: list[str] = []
         self._tell_environ()
-        self.views = probe(self.target, self.checks, self.sandbox, self._limits())
+        # The original's run for the folders it writes: within what is left of the session's time, not a whole
+        # candidate timeout past it (a check that hangs on the original held --timeout 3 for 10 s more).
+        left = max(deadline - time.monotonic(), _LEAST_PROBE)
+        limits = self._limits()
+        self.views = probe(self.target, self.checks, self.sandbox,
+                           dataclasses.replace(limits, timeout=min(limits.timeout, left)))
         for number, proposer in enumerate(self.proposers, start=1):
             self._emit("attempt_start", attempt=number, message=proposer.name)
             request = Request(self.target, self.failure, self.history, self.checks, number, deadline,
