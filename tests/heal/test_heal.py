@@ -637,3 +637,23 @@ def test_a_function_whose_source_cannot_be_read_fails_one_session_and_cools_down
     assert (state.tally.sessions, state.tally.skipped["cooldown"]) == (1, 2)
     assert state.last_result is not None and "cannot be read" in state.last_result.reason
     assert "healing failed inside regrow" not in regrow.ledger_of(raised.value)
+
+
+def test_a_recursive_coroutine_s_first_call_after_a_fix_is_the_fix_s_whole_answer(make_module) -> None:
+    mod = make_module('''
+        import asyncio
+        import regrow
+
+        def check(fn):
+            assert asyncio.run(fn(0)) == 1
+            assert asyncio.run(fn(3)) == 6
+
+        @regrow.heal(tests=[check])
+        async def fact(n):
+            if n == 0:
+                return 1
+            return n * await fact(n - 1) // (n - 1)
+    ''')
+    import asyncio
+
+    assert asyncio.run(mod.fact(6)) == 720  # the first call: 6 before (the outer awaits ran the old code)

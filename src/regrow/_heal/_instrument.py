@@ -90,8 +90,9 @@ class Hook:
         exc = sys.exc_info()[1]
         if not isinstance(exc, Exception) or id(self) in _retrying.get() or self._inside():
             return True
+        caller = sys._getframe(1)  # the coroutine's frame: its awaiting callers are its outer frames
         decision = await self.state.aon_error(exc, args, kwargs)
-        if decision is RAISE:
+        if decision is RAISE or (decision is RETRY and recursing(caller)):
             return True
         value = None
         if decision is RETRY:
@@ -121,8 +122,9 @@ class Hook:
         exc = sys.exc_info()[1]
         if not isinstance(exc, Exception) or _thrown(exc) or self._inside():
             return True
+        caller = sys._getframe(1)  # the coroutine's frame: its awaiting callers are its outer frames
         decision = await self.state.aon_error(exc, args, kwargs)
-        if decision is RAISE:
+        if decision is RAISE or (decision is RETRY and recursing(caller)):
             return True
         self._local.value = self.state.rest(args, kwargs, exc) if decision is RETRY else _nothing()
         return False
