@@ -657,3 +657,40 @@ def test_a_recursive_coroutine_s_first_call_after_a_fix_is_the_fix_s_whole_answe
     import asyncio
 
     assert asyncio.run(mod.fact(6)) == 720  # the first call: 6 before (the outer awaits ran the old code)
+
+
+def test_the_fleet_listener_starts_once_the_function_is_instrumented(make_module, tmp_path) -> None:
+    """The listener (a thread) read the target as soon as the state was made, before the decorator instrumented the
+    function: a target of code that never runs, whose traces recorded no call, so the engine compared no candidates
+    and installed a guess (``total += i`` for ``total += values[i]``, seen on 3.11 and 3.13 with a store)."""
+    from regrow import Store
+
+    seen: list[object] = []
+    store = Store(tmp_path / "regrow.db")
+    first_look = store.last_landing
+
+    def last_landing() -> int:  # what the listener reads first, as it starts
+        module = sys.modules.get(mod_name[0])
+        seen.append(getattr(module, "f", None).__code__ if module is not None and hasattr(module, "f") else None)
+        return first_look()
+
+    store.last_landing = last_landing  # type: ignore[method-assign]
+    mod_name: list[str] = []
+    try:
+        mod = make_module('''
+            def check(fn):
+                assert fn(1) == 2
+
+            def f(x):
+                return x + 2
+        ''')
+        mod_name.append(mod.__name__)
+        healed = regrow.heal(tests=[mod.check], store=store)(mod.f)
+        mod.f = healed
+        assert seen and all(code is healed.__code__ for code in seen), seen
+        assert regrow.state(healed).target.original_code is healed.__code__
+    finally:
+        from regrow._heal import _fleet_listen
+
+        _fleet_listen.stop()
+        store.close()

@@ -110,11 +110,13 @@ def heal(func: Any = None, /, **options: Any) -> Any:
         state = Healing(raw, checked, entry)
         if entry is None and checked.verify is None and not checked.record and not hook(raw, state):
             raw.__regrow__ = state  # type: ignore[attr-defined]
+            state.ready()
             return fn  # its own code is instrumented: the function itself, no wrapper (docs/production.md)
         wrapper = make_wrapper(raw, state, checked.verify, record=checked.record > 0, callee=entry)
         functools.update_wrapper(wrapper, fn)
         wrapper.__regrow__ = state  # type: ignore[attr-defined]
         state.wrapper = wrapper
+        state.ready()
         return wrapper
 
     return decorate(func) if func is not None else decorate

@@ -74,9 +74,15 @@ class Healing:
             maxlen=max(options.record, 1)
         )
         track(self)  # made fork-safe in each process forked from this one
-        if options.store is not None and (options.tests or options.record):
+
+    def ready(self) -> None:
+        """Decorated (instrumented or wrapped): only now may the fleet listener, a thread, read the target. Before,
+        it could make it from a function not yet instrumented, whose code never runs: no call was recorded,
+        so the engine compared no candidates and installed a guess (seen with a store, on 3.11 and 3.13)."""
+        self._target = None
+        if self.options.store is not None and (self.options.tests or self.options.record):
             from ._fleet_listen import listen  # the repair machinery is imported when first used (issue 26)
-            listen(self, options.store)  # a fix another process lands is proven here and installed
+            listen(self, self.options.store)  # a fix another process lands is proven here and installed
 
     @property
     def last_result(self) -> RepairResult | None:
