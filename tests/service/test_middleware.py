@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -212,3 +213,55 @@ def test_views_inside_the_watched_package_are_repaired(project: Path) -> None:
             assert (got.status_code, got.headers.get("x-regrow")) == (200, "repaired-replayed"), \
                 project.joinpath("server.log").read_text()
             assert got.text == "0"
+
+
+def test_an_asgi_wait_for_a_repair_takes_no_thread_from_the_loop_s_executor(project: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wait ran in ``asyncio.to_thread``: with the loop's default executor busy (here its one thread, blocked), a
+    failing request waited for a thread, and a burst of them took the executor from the app's own uses of it."""
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from regrow._service._middleware import ASGIMiddleware
+    from regrow._service._watch import unwatch
+
+    monkeypatch.syspath_prepend(str(project))
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        from webshop import logic
+
+        body = str(logic.per_item(10, 0)).encode()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    middleware = ASGIMiddleware(app, "webshop", wait=0.5, allow_blind=True)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def request() -> None:
+        loop = asyncio.get_running_loop()
+        executor = ThreadPoolExecutor(1)
+        loop.set_default_executor(executor)
+        release = threading.Event()
+        blocked = loop.run_in_executor(None, release.wait, 60)  # the app's executor, busy
+        try:
+            await asyncio.wait_for(middleware({"type": "http", "method": "GET", "path": "/", "headers": []},
+                                              receive, send), 30)
+        except ZeroDivisionError:
+            pass  # the repair did not end within wait: the app's own error, as documented
+        finally:
+            release.set()
+            await blocked
+
+    try:
+        asyncio.run(request())  # before: asyncio.TimeoutError after 30 s, the wait queued behind the blocked thread
+    finally:
+        unwatch()
+        for name in [name for name in sys.modules if name == "webshop" or name.startswith("webshop.")]:
+            del sys.modules[name]

@@ -50,6 +50,18 @@ def verdict(jobs: Sequence[Job], method: str) -> tuple[str, bool]:
     return "failed", False
 
 
+async def _await(jobs: Sequence[Job], seconds: float) -> None:
+    """:func:`_wait` on the event loop, looking every :data:`_LOOK` seconds: no thread. ``asyncio.to_thread`` took
+    one of the loop's default executor (cpus + 4 threads) per failing request: a burst of failures waited up to
+    ~5x ``wait`` for a thread, and the app's own uses of that executor (``getaddrinfo``) stalled meanwhile."""
+    deadline = time.monotonic() + seconds
+    while not all(job.done.is_set() for job in jobs) and time.monotonic() < deadline:
+        await asyncio.sleep(min(_LOOK, max(0.0, deadline - time.monotonic())))
+
+
+_LOOK = 0.02  # seconds between looks at a failing request's repairs
+
+
 def _wait(jobs: Sequence[Job], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     for job in jobs:
@@ -151,7 +163,7 @@ def _keep_body(environ: dict[str, Any]) -> bytes | None:
 class ASGIMiddleware(_Base):
     """``app = ASGIMiddleware(app, "mypackage", wait=5.0)``; the rest of the keywords go to :func:`regrow.watch`.
 
-    The wait for a repair is spent in a thread, never blocking the event loop."""
+    The wait for a repair is spent on the event loop without blocking it, and without a thread."""
 
     def __init__(self, app: Callable[..., Any], *packages: str, wait: float | None = None, **options: Any) -> None:
         super().__init__(app, packages, wait, options)
@@ -174,7 +186,7 @@ class ASGIMiddleware(_Base):
 
         messages, jobs, error = await self._run(scope, recording)
         if jobs:
-            await asyncio.to_thread(_wait, jobs, self.wait)
+            await _await(jobs, self.wait)
             value, replay = verdict(jobs, method)
             if replay and size[0] > MAX_REPLAY_BODY:
                 value = "repaired-not-replayed"
