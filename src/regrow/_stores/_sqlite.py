@@ -117,8 +117,7 @@ def wal(db: sqlite3.Connection, wait: float = LOCKED_WAIT) -> None:
     deadline = time.monotonic() + wait
     while True:
         try:
-            with GATE.call():
-                db.execute("PRAGMA journal_mode=WAL")
+            _execute(db, "PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() >= deadline:

@@ -58,8 +58,9 @@ def undecided(ranking: Ranking, original: str) -> Ambiguity | None:
     apart = [i for i in counted if len({alike(evidence.outcomes[i]) for evidence in chosen}) > 1]
     # The inputs where the two best ranked differ first: those are what a reader (or a model) decides on.
     apart.sort(key=lambda i: alike(chosen[0].outcomes[i]) == alike(chosen[1].outcomes[i]))
-    separations = tuple(  # shown in logs, the ledger and a prompt: credentials masked (the inputs are the caller's)
-        Separation(redact_text(ranking.calls[i].shown), tuple(redact_text(evidence.outcomes[i]) for evidence in chosen),
+    # Shown in logs, the ledger and a prompt: credentials masked (a call's ``shown`` is masked as it is made).
+    separations = tuple(
+        Separation(ranking.calls[i].shown, tuple(redact_text(evidence.outcomes[i]) for evidence in chosen),
                    redact_text(ranking.original[i]) if i < len(ranking.original) else "")
         for i in apart[:MAX_INPUTS])
     return Ambiguity(original, tuple(evidence.candidate.source for evidence in chosen), separations,
