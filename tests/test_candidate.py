@@ -43,3 +43,17 @@ def test_a_cached_fix_says_what_made_it_first(tmp_path: Path) -> None:
     store.record(RepairResult(True, "f", None, fix=fix), "key")
     cached = store.lookup("key")
     assert cached is not None and cached.via == "locate"
+
+
+def test_the_ledger_gives_the_lines_of_the_file_where_it_knows_them() -> None:
+    """The ledger (the note on the exception, the log) said ``engine binary-op at line 5``, counted from the ``def``,
+    while the CLI said ``shapes.py:12``: a reader looked at line 5 of the file."""
+    from regrow._verdict import Attempt, Verdict
+
+    fix = Candidate(SOURCE, origin="engine", operator="swap", line=2)
+    tried = Attempt(Candidate(SOURCE, origin="engine", operator="binary-op", line=3),
+                    Verdict(False, check="replay", reason="raised TypeError"))
+    result = RepairResult(True, "f", None, fix=fix, history=[tried], place=("shapes.py", 11))
+    assert result.ledger().splitlines()[1:] == ["  fixed by engine: engine swap at shapes.py:12",
+                                                "  - engine binary-op at shapes.py:13: replay: raised TypeError"]
+    assert fix.describe() == "engine swap at line 2"  # where the file is not known: from the def

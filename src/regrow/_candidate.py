@@ -41,7 +41,10 @@ class Candidate:
             return "choose"
         return "rewrite" if self.operator.startswith("call ") else "other"
 
-    def describe(self) -> str:
-        where = f" at line {self.line}" if self.line else ""
+    def describe(self, place: tuple[str, int] | None = None) -> str:
+        """``engine swap at shapes.py:9``; ``place``: the file's name and its ``def``'s line (else the line counts
+        from the ``def``: ``at line 2``)."""
+        where = "" if not self.line else f" at {place[0]}:{place[1] + self.line - 1}" if place else \
+            f" at line {self.line}"
         op = f" {self.operator}" if self.operator else ""
         return f"{self.origin}{op}{where}"

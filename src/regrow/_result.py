@@ -48,6 +48,8 @@ class RepairResult:
     # Candidates passed every check but disagree on inputs derived from the tests: nothing was installed
     # (``ok`` is False), and this says which candidates and on which inputs (docs/engine.md).
     ambiguous: Ambiguity | None = None
+    # The file's name and the line of the function's ``def`` in it: where the ledger's edits are, in the file's lines
+    place: tuple[str, int] | None = None
 
     @property
     def candidates(self) -> int:
@@ -69,9 +71,10 @@ class RepairResult:
         rejected = [a for a in self.history if not a.verdict.ok]
         lines = [head]
         if self.ok and self.fix is not None:
-            lines.append(f"  fixed by {self.via}: {self.fix.describe()}")
+            lines.append(f"  fixed by {self.via}: {self.fix.describe(self.place)}")
         for attempt in rejected[:limit]:
-            lines.append(f"  - {attempt.candidate.describe()}: {attempt.verdict.check}: {attempt.verdict.reason}")
+            lines.append(f"  - {attempt.candidate.describe(self.place)}: {attempt.verdict.check}: "
+                         f"{attempt.verdict.reason}")
         if len(rejected) > limit:
             lines.append(f"  ... and {len(rejected) - limit} more rejected candidates")
         return "\n".join(lines)

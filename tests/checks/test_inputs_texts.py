@@ -54,3 +54,19 @@ def test_derive_varies_an_object_s_number_fields_and_two_arguments_at_once() -> 
     # each number field ±1 (slots too), the other argument ±1, then both at once
     assert made[:4] == ["Flags(2, 3), 0", "Flags(2, 1), 0", "Flags(3, 2), 0", "Flags(1, 2), 0"]
     assert "Flags(2, 2), 1" in made and "Flags(3, 2), 1" in made and "Flags(2, 1), -1" in made
+
+
+class Order:
+    """A class with the default repr (``<…Order object at 0x7f…>``)."""
+
+    def __init__(self, qty: int, price: float, note: str = "") -> None:
+        self.qty, self.price, self.note = qty, price, note
+
+
+def test_a_call_shows_an_object_with_a_default_repr_by_its_state_not_its_address() -> None:
+    """An ambiguity's separating input read ``f(<test_inputs_texts.Order object at 0x7f3a…>)`` before: nothing a
+    reader could act on, and different every run."""
+    shown = Call((Order(2, 3.5), Flags(1, 2)), {"other": Order(1, 0.5)}).shown()
+    assert shown == "Order(note='', price=3.5, qty=2), Flags(1, 2), other=Order(note='', price=0.5, qty=1)"
+    masked = Call((Order(1, 1.0, note="sk-live-0123456789abcdef0123456789abcdef"),), {}).shown()
+    assert "0123456789abcdef0123456789" not in masked and " at 0x" not in masked  # credentials still masked

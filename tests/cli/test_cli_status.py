@@ -156,7 +156,10 @@ def test_above():
 '''
 
 
-def test_ctrl_c_ends_cleanly_with_one_line_and_the_files_untouched(project):
+@pytest.mark.parametrize("sent", ["group", "process"])
+def test_ctrl_c_ends_cleanly_with_one_line_and_the_files_untouched(project, sent):
+    """``process``: a ``kill -INT`` of regrow's own pid (``timeout -s INT``, a CI runner cancelling) was ignored, the
+    heal ran on to its end: the heal runs in a child the parent now passes it on to."""
     (project / "tests" / "test_shapes.py").write_text(SLOW_TESTS)
     process = subprocess.Popen([*interruptible("regrow"), "heal", "shapes.py::clamp", "--test",
                                 "tests/test_shapes.py", "--apply", "--log"], cwd=project, env=_env(),
@@ -169,7 +172,10 @@ def test_ctrl_c_ends_cleanly_with_one_line_and_the_files_untouched(project):
             if "searching" in line:
                 break
         time.sleep(0.5)
-        os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C: the whole group
+        if sent == "group":
+            os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C: the whole group
+        else:
+            os.kill(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:

@@ -186,6 +186,10 @@ def test_heal_above_lru_cache_clears_the_cache_after_a_fix(make_module):
     assert mod.distance(1, 3) == 2  # -2 rejected by verify: repaired (the cache kept the old code's 2 for (3, 1))
     assert mod.distance(3, 1) == 2 and mod.distance(1, 3) == 2
     assert regrow.state(mod.distance).last_result.ok and mod.distance.__wrapped__.cache_info().currsize == 2
+    # The cache's own API is reachable through heal, as on the plain cached function (it was not: AttributeError).
+    assert mod.distance.cache_info().currsize == 2 and mod.distance.cache_parameters()["maxsize"] is None
+    mod.distance.cache_clear()
+    assert mod.distance.cache_info().currsize == 0 and mod.distance(1, 3) == 2
 
 
 def test_heal_above_property_is_refused_with_the_order_to_use():

@@ -110,6 +110,37 @@ def test_verify_returning_none_does_not_pass(make_module):
     with pytest.raises(regrow.VerificationError) as info:
         mod.one()
     assert info.value.value == 1
+    assert "verify returned None on result 1" in str(info.value)
+
+
+def test_a_verify_that_raises_is_named_in_the_error(make_module):
+    """A broken predicate rejects every result; the error said only "a result that verify rejected"."""
+    mod = make_module('''
+        import regrow
+
+        @regrow.heal(verify=lambda r: r.startswith("x"))
+        def double(n):
+            return n * 2
+    ''')
+    with pytest.raises(regrow.VerificationError) as info:
+        mod.double(3)
+    assert "verify raised AttributeError: 'int' object has no attribute 'startswith' on result 6" in str(info.value)
+    assert "could not repair double" in str(info.value)  # and then what the repair tried
+
+
+def test_a_test_that_cannot_take_the_function_is_refused_at_decoration():
+    """``def test_area():`` (the parameter forgotten) failed every candidate with a TypeError no one saw: the repair
+    said only that no candidate passed."""
+    def test_area():
+        raise AssertionError("never run")
+
+    with pytest.raises(TypeError, match=r"take the function as their one argument; .*test_area\(\)"):
+        regrow.heal(tests=[test_area])(_area)
+    regrow.heal(tests=[lambda fn, *more: None, max])(_area)  # (a signature that binds one, and a builtin) pass
+
+
+def _area(w, h):
+    return w * h
 
 
 def test_without_an_oracle_a_models_candidate_is_never_installed(make_module):

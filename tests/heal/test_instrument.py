@@ -19,6 +19,7 @@ import regrow
 from regrow._heal import _instrument_splice as splice
 from regrow._heal._instrument import Hook, instrument
 from regrow._heal._wrapper import RAISE
+from regrow._target._fixed import fixed_code
 
 PRICES = '''
 import regrow
@@ -76,7 +77,10 @@ def test_a_reference_taken_before_decoration_runs_the_fix(make_module):
     assert mod.BEFORE("$12.99") == 12.99 and len(regrow.state(mod.HEALED).results) == 1
     hook = regrow.state(mod.HEALED).hook
     assert hook is not None and mod.BEFORE.__code__ is hook.code  # the fix is hooked too: its failures reach regrow
-    assert hook.plain is not None and hook.plain.co_filename.startswith("<regrow ")
+    # the fix's code stands where the user's does (regrow._target._fixed), and its text is kept for a later repair
+    assert hook.plain is not None and hook.plain.co_filename == mod.__file__
+    fixed = fixed_code(hook.plain)
+    assert fixed is not None and "text[1:]" in fixed.text and "text[2:]" in fixed.written
 
 
 def test_traceback_lines_are_the_users_and_the_exception_is_unchanged(make_module):

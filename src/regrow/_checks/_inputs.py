@@ -29,7 +29,7 @@ from typing import Any, AnyStr
 from .._redact import MASK, is_secret_name, redact_text
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
-from ._render import ADDRESS
+from ._render import ADDRESS, readable
 from ._widen import fields_varied, inserted, more_variants, paired, streams
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
@@ -56,8 +56,8 @@ class Call:
     def shown(self) -> str:
         """The arguments as a reader sees them, each cut to 80 characters, credentials masked: the text goes
         into messages, logs, the ledger and a model's prompt (an ambiguity's separating input)."""
-        return ", ".join([*(redact_text(_safe_repr(a))[:80] for a in self.args),
-                          *(f"{k}={MASK if is_secret_name(k) else redact_text(_safe_repr(v))}"[:80]
+        return ", ".join([*(redact_text(readable(a))[:80] for a in self.args),
+                          *(f"{k}={MASK if is_secret_name(k) else redact_text(readable(v))}"[:80]
                             for k, v in self.kwargs.items())])
 
     def seal(self) -> SealedCall | None:

@@ -44,6 +44,16 @@ def _slots(kind: type) -> list[str]:
     return names
 
 
+def readable(value: Any) -> str:
+    """``value``'s repr for a reader, or where that is a default one (``<shop.Order object at 0x7f…>``, which says
+    nothing and differs every run) its state written out: ``Order(price=3.5, qty=2)``."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__qualname__}>"
+    return render(value) if ADDRESS.search(text) else text
+
+
 def _shown(value: Any) -> str:
     try:
         return ADDRESS.sub("", repr(value))

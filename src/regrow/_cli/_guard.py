@@ -73,6 +73,8 @@ def guarded(run: Callable[[], int]) -> int:
     pid = os.fork()
     if pid == 0:  # the child: the heal
         _current = guard
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupted)
         me = os.getpid()
         status = 70  # EX_SOFTWARE, if what follows raises something the command did not handle
         try:
@@ -101,12 +103,35 @@ def guarded(run: Callable[[], int]) -> int:
     return NO_FIX
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    """The heal's SIGINT: interrupted once. A second (``kill -INT`` of the whole group reaches the child twice: from
+    the sender and passed on by the parent) must not break the clean end the first began."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def _wait(pid: int) -> int:
-    while True:
-        try:
-            return os.waitpid(pid, 0)[1]
-        except InterruptedError:  # pragma: no cover - PEP 475 retries waitpid itself
-            continue
+    """The child's status once it ends. A SIGINT sent to this process alone (``kill -INT``, ``timeout -s INT``, a
+    CI runner cancelling) is passed on to the child; one from the terminal (Ctrl-C) reached it already, with its
+    whole process group, and is not sent twice."""
+    if not hasattr(signal, "sigtimedwait"):  # (macOS) Ctrl-C still reaches the child; a kill -INT does not
+        return os.waitpid(pid, 0)[1]
+    wanted = {signal.SIGINT, signal.SIGCHLD}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return status
+            got = signal.sigtimedwait(wanted, 1.0)
+            if got is not None and got.si_signo == signal.SIGINT and got.si_code == _SI_USER:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGINT)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)  # (a SIGINT left pending is ignored: see _parent_signals)
+
+
+_SI_USER = 0  # a signal's si_code when kill() sent it; a terminal's Ctrl-C comes from the kernel (SI_KERNEL)
 
 
 @contextlib.contextmanager

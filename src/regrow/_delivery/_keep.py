@@ -90,7 +90,7 @@ def record_of(target: Target, result: RepairResult, checks: Sequence[Any] = (), 
         origin=fix.origin if fix is not None else "", operator=fix.operator if fix is not None else "",
         git_head=git.head() if git is not None else None,
         file_sha256_before=prov.sha256(before) if files else "", file_sha256_after=prov.sha256(after) if files else "",
-        definition_sha256_before=prov.sha256(target.source),
+        definition_sha256_before=prov.sha256(target.file_source),
         definition_sha256_after=prov.sha256(written_text(target, fix.source)) if fix is not None else "",
         evidence=evidence_text(failure, "issue") if failure is not None and not result.ok else "",
     )
@@ -121,7 +121,7 @@ class Keeper:
         self.mode = mode
         self.kept: list[Path] = []  # what was written: backups ("apply") or records ("patch")
         self._pending: tuple[Target, RepairResult, tuple[Any, ...], Store | None] | None = None
-        self._written: str | None = None  # the definition as the last write-back left it
+        self.written: str | None = None  # the definition as the last write-back left it (dedented)
         self._lock = threading.Lock()
 
     def proven(self, target: Target, result: RepairResult, checks: Sequence[Any], store: Store | None) -> None:
@@ -148,10 +148,10 @@ class Keeper:
         if result.fix is None:
             return None
         if mode == "patch":  # the fix stays pending: write_back("apply") may still write it
-            kept = save_patch(target, result, checks, store=store, expected=self._written)
+            kept = save_patch(target, result, checks, store=store, expected=self.written)
         else:
-            kept = write_back(target, result.fix.source, force=force, expected=self._written).backup
-            self._written = written_text(target, result.fix.source)
+            kept = write_back(target, result.fix.source, force=force, expected=self.written).backup
+            self.written = written_text(target, result.fix.source)
             self._pending = None
         self.kept.append(kept)
         log.info("kept the fix of %s (%s): %s", target.qualname, mode, kept)

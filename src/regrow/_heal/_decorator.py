@@ -6,6 +6,7 @@ only checks the options and the function and puts the two together.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Callable
@@ -114,6 +115,11 @@ def heal(func: Any = None, /, **options: Any) -> Any:
             return fn  # its own code is instrumented: the function itself, no wrapper (docs/production.md)
         wrapper = make_wrapper(raw, state, checked.verify, record=checked.record > 0, callee=entry)
         functools.update_wrapper(wrapper, fn)
+        if entry is not None:  # the decorator's own API (lru_cache's cache_clear, cache_info…) stays reachable
+            for name in dir(entry):
+                if not name.startswith("_") and not hasattr(wrapper, name):
+                    with contextlib.suppress(Exception):  # an attribute that cannot be read stays the decorator's
+                        setattr(wrapper, name, getattr(entry, name))
         wrapper.__regrow__ = state  # type: ignore[attr-defined]
         state.wrapper = wrapper
         state.ready()

@@ -16,6 +16,7 @@ listener also writes the sessions the store missed while it was away, as soon as
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import threading
@@ -71,7 +72,8 @@ def adopt(healing: Healing, fix: Candidate, key: str) -> RepairResult | None:
         failure = check_failure("test", func, f"a fix for this source landed in the store ({key})")
         options = dataclasses.replace(healing.options, proposers=(Landed(fix),), store=None)
         result = run_repair(RepairRequest(healing.target, failure, tuple(checks), options, snapshot=False,
-                                          rebind=healing._rebind, keep=healing._keep))
+                                          rebind=healing._rebind,
+                                          keep=functools.partial(healing.keeper.proven, store=healing.options.store)))
         if result.ok:
             healing._took(running)
             healing.results.append(result)

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -112,8 +112,10 @@ class Healing:
     @property
     def target(self) -> Target:
         if self._target is None:
-            self._target = Target.of(self.func) if self.hook is None else plain_target(self.func, self.hook)
-            self._target.entry = self.entry
+            target = Target.of(self.func) if self.hook is None else plain_target(self.func, self.hook)
+            target.entry, written = self.entry, self.keeper.written  # the file holds the last fix written back
+            target.written = target.written if written in (None, target.source) else written
+            self._target = target
         return self._target
 
     def on_error(self, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -213,7 +215,7 @@ class Healing:
         result = running.result
         if result is not None and result.ok:
             return RETRY
-        return result.ledger() if result is not None and mine else reason
+        return f"{reason}\n{result.ledger()}" if result is not None and mine else reason  # why, then what was tried
 
     def _reject(self, value: Any, reason: str) -> object:
         if self.options.on_failure == "return_none":
@@ -313,7 +315,8 @@ class Healing:
         if target is not None:
             with session(self) as running:  # the user's code running now; a fix installed is hooked like it was
                 result = run_claimed(RepairRequest(target, failure, checks, self.options, raised=exc,
-                                                  snapshot=snapshot, rebind=self._rebind, keep=self._keep))
+                                                  snapshot=snapshot, rebind=self._rebind,
+                                                  keep=functools.partial(self.keeper.proven, store=self.options.store)))
         with self._lock:
             self.results.append(result)
             if not result.ok:
@@ -335,16 +338,13 @@ class Healing:
     def _took(self, running: types.CodeType) -> None:
         """What an installed fix changes for the wrapper (the lock is held); ``running``: the code it replaced."""
         self._replaced = running  # what a generator's caller was iterating (see resume)
+        self._target = None  # the next repair starts from the fix (regrow._target._fixed), not the code before it
         clear = getattr(self.entry, "cache_clear", None)
         if callable(clear):  # an lru_cache between heal and the def kept results of the old code
             clear()
         self._installs += 1
         if self.wrapper is not None and self.entry is None:
-            self.wrapper.__defaults__ = self.func.__defaults__
-            self.wrapper.__kwdefaults__ = self.func.__kwdefaults__
-
-    def _keep(self, target: Target, result: RepairResult, checks: Sequence[Check]) -> None:
-        self.keeper.proven(target, result, checks, self.options.store)
+            self.wrapper.__defaults__, self.wrapper.__kwdefaults__ = self.func.__defaults__, self.func.__kwdefaults__
 
     def write_back(self, mode: WriteBackMode = "apply", *, force: bool = False) -> Path | None:
         """Keep this function's fixes as ``mode`` says from now on (``"off"``, ``"patch"``, ``"apply"``); a fix

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import ast
 import inspect
-import linecache
 import operator
 import sys
 import types
 from tokenize import TokenError
 from typing import Any
 
+from .._target._fixed import fixed_code, source_lines
 from .._target._source import FUTURE_FLAGS
 from ._instrument_bytes import GENERATORS, PREFIX, keeps, plain, same_body, same_code, same_kept, same_shape, stored
 from ._instrument_cache import keep, load
@@ -43,14 +43,16 @@ def instrumented(func: types.FunctionType, hook: object, code: types.CodeType) -
     made = spliced(func, code, hook, stored(code))  # 3.11-3.13: from the running bytes alone
     if made is not None:
         return made
-    made = load(code, func.__globals__)  # kept by an earlier import (regrow._heal._instrument_cache)
+    fix = fixed_code(code) is not None  # a fix is not the module's text: the cache of the module does not keep it
+    made = None if fix else load(code, func.__globals__)  # kept by an earlier import (regrow._heal._instrument_cache)
     if made is None or not _fits(made, code):
         built = _instrumented(func, code, exact=True)
         built = _instrumented(func, code, exact=False) if built == _SHORT else built
         if isinstance(built, str):
             return built
         made = built
-        keep(code, func.__globals__, made)
+        if not fix:
+            keep(code, func.__globals__, made)
     consts = tuple(hook if c == HOOK else Exception if c == CAUGHT else c for c in made.co_consts)
     made = made.replace(co_consts=consts)
     if sys.version_info >= (3, 11):
@@ -142,7 +144,7 @@ def _owned(tree: ast.Module, owner: str) -> ast.Module:
 def _block(func: types.FunctionType, code: types.CodeType, exact: bool) -> tuple[list[str], int] | str:
     """The lines of the definition (decorators included) and its first line's number; ``exact``: as far as
     its code reaches (no tokenizing to find the end)."""
-    lines = linecache.getlines(code.co_filename, func.__globals__)
+    lines = source_lines(code, func.__globals__)  # an installed fix's lines are its own, not its file's
     start = code.co_firstlineno - 1
     if not lines or not 0 <= start < len(lines):
         return f"no source for {code.co_filename}:{code.co_firstlineno}"

@@ -10,8 +10,9 @@ again; the rest of the table is kept byte for byte.
 from __future__ import annotations
 
 import functools
-import linecache
 import types
+
+from .._target._fixed import source_lines
 
 
 def positions(func: types.FunctionType, code: types.CodeType, copies: int, handler: int, prologue: int,
@@ -47,7 +48,7 @@ def positions(func: types.FunctionType, code: types.CodeType, copies: int, handl
 
 def _definition(func: types.FunctionType, code: types.CodeType) -> tuple[int, int]:
     """The ``def`` line (below the decorators) and its column, as far as the source tells."""
-    lines = linecache.getlines(code.co_filename, func.__globals__)
+    lines = source_lines(code, func.__globals__)
     for number in range(code.co_firstlineno - 1, min(len(lines), code.co_firstlineno + 63)):
         text = lines[number]
         stripped = text.lstrip()

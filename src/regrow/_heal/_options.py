@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import inspect
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -166,6 +167,7 @@ def make_options(*, settings: Settings | None = None, **given: Unpack[HealOption
     for test in tests:
         if not callable(test):
             raise TypeError(f"tests= must hold callables that take the function; got {test!r}")
+        _takes_the_function(test)
     handlers = () if on_event is None else (on_event,) if callable(on_event) else tuple(on_event)
     if jobs is not None and (not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1):
         raise ValueError(f"jobs= is how many workers judge candidates at once: an int of at least 1, not {jobs!r}")
@@ -231,3 +233,18 @@ def check_allowlist(allow: Mapping[str, str] | None, enabled: bool) -> dict[str,
                              f"not {requirement!r}")
         checked[name] = requirement
     return checked
+
+
+def _takes_the_function(test: Test) -> None:
+    """Refuse, at decoration, a test that cannot be called with the function: it would fail every candidate, and
+    the repair would report only that none passed (``def test_area():`` without its parameter)."""
+    try:
+        signature = inspect.signature(test)
+    except (TypeError, ValueError):  # a builtin or an object whose signature cannot be read: tried as it is
+        return
+    try:
+        signature.bind(None)
+    except TypeError:
+        name = getattr(test, "__qualname__", repr(test))
+        raise TypeError(f"tests= must hold callables that take the function as their one argument; {name}{signature} "
+                        "cannot be called so") from None

@@ -10,6 +10,7 @@ import logging
 import time
 import types
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from .._ambiguity import Ambiguity
@@ -106,6 +107,7 @@ class Session:
                                           self.reads, self.environ)
         result.duration = time.monotonic() - started
         result.screened = self.screened
+        result.place = (Path(self.target.filename).name, self.target.def_lineno)
         if result.ok and result.fix is not None:
             result.diff = unified_diff(self.target, result.fix.source)
         else:
@@ -243,13 +245,14 @@ class Session:
         return Limits(timeout=self.budget.candidate_timeout, views=self.views, environ_keep=self.environ)
 
     def install(self, fix: Candidate) -> InstallMode:
-        fn = self.target.compile(fix.source)
+        fn = self.target.placed(self.target.compile(fix.source), fix.source)  # in the user's file, at its lines
         mode = self.target.install(fn)
         clear_caches(self.target)  # cached results of the old code must not outlive it
         if mode == "rebind":
             self.rebind(fn)
         self._emit("installed", candidate=fix, message=mode)
-        log.info("installed a fix for %s (%s)", self.target.qualname, fix.describe())
+        log.info("installed a fix for %s (%s)", self.target.qualname,
+                 fix.describe((Path(self.target.filename).name, self.target.def_lineno)))
         return mode
 
 

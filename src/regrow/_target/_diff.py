@@ -27,7 +27,7 @@ def edit_of(target: Target, source: str, expected: str | None = None) -> Edit:
     ``expected``: the definition's text in the file as the fix was proven on it (default: the
     target's own, read when it was loaded), dedented, decorators included.
     """
-    return Edit(target.qualname, target.indent, expected if expected is not None else target.source,
+    return Edit(target.qualname, target.indent, expected if expected is not None else target.file_source,
                 target.as_file_text(source), line=target.lineno)
 
 

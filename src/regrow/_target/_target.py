@@ -24,7 +24,8 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from .._errors import TargetError
-from ._source import FUTURE_FLAGS, definition, reindent
+from ._fixed import Fixed, fix_of, moved, remember
+from ._source import FUTURE_FLAGS, dedent, definition, reindent
 from ._unwrap import unwrap
 
 log = logging.getLogger("regrow")
@@ -55,21 +56,29 @@ class Target:
     # What callers call, when that is not the function itself: heal standing above another decorator
     # (a functools.wraps wrapper, an lru_cache). Checks call it, so the decorator's part runs as it does.
     entry: Callable[..., Any] | None = None
+    # The definition's text in the file when it is not ``source``: the function runs a fix regrow installed
+    # (``source`` is the fix's text) and the file still holds the code before it (regrow._target._fixed).
+    written: str | None = None
 
     @classmethod
     def of(cls, obj: Any) -> Target:
         func = unwrap(obj)
-        text, lineno, indent = definition(func)
+        fixed = fix_of(func)
+        if fixed is not None:  # a later repair starts from the fix that runs, not from the file's text
+            text, lineno, indent = fixed.text, fixed.lineno, fixed.indent
+        else:
+            text, lineno, indent = definition(func)
         return cls(
             func=func,
             owner=_owner_class(func),
-            filename=inspect.getsourcefile(func) or func.__code__.co_filename,
+            filename=fixed.filename if fixed is not None else inspect.getsourcefile(func) or func.__code__.co_filename,
             lineno=max(lineno, 1),
             source=text,
             indent=indent,
             original_code=func.__code__,
             original_defaults=func.__defaults__,
             original_kwdefaults=func.__kwdefaults__,
+            written=fixed.written if fixed is not None and fixed.written != text else None,
         )
 
     @classmethod
@@ -82,6 +91,11 @@ class Target:
     @property
     def name(self) -> str:
         return self.func.__name__
+
+    @property
+    def file_source(self) -> str:
+        """The definition's text in the file as far as regrow knows (dedented, decorators included)."""
+        return self.written if self.written is not None else self.source
 
     @property
     def qualname(self) -> str:
@@ -122,6 +136,19 @@ class Target:
         node = find_function(source, self.name)
         node.decorator_list = []
         return self.compile_node(node, source, _defaults_dump(node) == _defaults_dump(self.node))
+
+    def placed(self, fn: types.FunctionType, source: str) -> types.FunctionType:
+        """``fn``, compiled from ``source`` and proven, moved to where the function stands in its file, to install
+        for good (see regrow._target._fixed): its ``def`` on the ``def``'s line, named after the file."""
+        code = fn.__code__
+        shift = self.def_lineno - code.co_firstlineno
+        made = moved(code, self.original_code.co_filename, shift)
+        lines = source.splitlines(keepends=True)
+        text = dedent(self.as_file_text(source), self.indent)
+        remember(made, Fixed(text, self.lineno, self.indent, self.filename, self.file_source,
+                             ["\n"] * shift + lines if shift >= 0 else lines[-shift:]))
+        fn.__code__ = made
+        return fn
 
     def compile_node(self, node: FunctionNode, source: str, same_defaults: bool) -> types.FunctionType:
         """:meth:`compile` of the definition ``node`` (without decorators), whose text is ``source``;

@@ -130,7 +130,7 @@ def installed(target: Target, source: str) -> Iterator[Callable[..., Any]]:
     saved = (live.__code__, live.__defaults__, live.__kwdefaults__)
     fn = target.compile(source)
     try:
-        yield live if target.install(fn) == "code" else fn
+        yield live if target.install(fn, lasting=False) == "code" else fn
     finally:
         live.__code__, live.__defaults__, live.__kwdefaults__ = saved
 
