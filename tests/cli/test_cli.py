@@ -244,4 +244,5 @@ def test_a_test_that_hangs_on_the_original_gets_no_more_than_the_command_s_timeo
                   "-v")
     assert done.returncode == 1, (done.stdout, done.stderr)
     said = re.search(r"test_odd did not finish in ([0-9.]+)s", done.stdout + done.stderr)
-    assert said is not None and float(said.group(1)) <= 3, (done.stdout, done.stderr)
+    # at most half of what is left of --timeout: the other half is the search's
+    assert said is not None and float(said.group(1)) <= 3 / 2, (done.stdout, done.stderr)

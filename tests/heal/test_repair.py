@@ -93,3 +93,29 @@ def test_repair_of_a_bound_method_calls_it_on_its_object() -> None:
         assert _Box([4, 6]).top() == 6  # installed into the class's function
     finally:
         _Box.top.__code__ = original
+
+
+def test_the_run_for_the_folders_the_original_writes_gets_a_quarter_of_the_time_left(make_module, monkeypatch) -> None:
+    """It had the whole candidate timeout, up to what was left: with a check that hangs on the original, ``regrow heal
+    --timeout 20`` (10 s of it gone to running the tests on the original) left the search no time at all."""
+    from regrow._session import _loop
+
+    given: list[float] = []
+    real = _loop.probe
+
+    def probe(target, checks, sandbox, limits):
+        given.append(limits.timeout)
+        return real(target, checks, sandbox, limits)
+
+    monkeypatch.setattr(_loop, "probe", probe)
+    mod = make_module('''
+        def test_price(fn):
+            assert fn("$1") == 1.0
+
+        def price(text):
+            return float(text[2:])
+    ''')
+    result = regrow.repair(mod.price, args=("$1",), tests=[mod.test_price], timeout=8, candidate_timeout=10,
+                           install=False)
+    assert result.ok and len(given) == 1
+    assert 0 < given[0] <= 8 / 4, given

@@ -47,14 +47,22 @@ def test_each_check_gets_a_multiple_of_its_time_and_a_failing_one_the_longest_of
     assert TEST_FLOOR == 1.0  # the defaults docs/engine.md gives: 5x a test's own time, at least 1 s
 
 
-def test_cpu_limits_come_from_cpu_times_and_a_check_that_did_not_finish_gets_none() -> None:
+def test_cpu_limits_come_from_cpu_times_and_a_check_that_did_not_finish_gets_the_passing_ones() -> None:
     spectrum = Spectrum([run("quick", True, 0.5, cpu=0.001, lines=frozenset({3})),
                          run("busy", True, 0.5, cpu=0.1, lines=frozenset({3})),
                          run("fails", False, 0.5, cpu=0.0001), run("fails-busily", False, 0.9, cpu=0.4),
                          run("hangs", False, 1.0, timed_out=True, cpu=0.6)])
     limits = spectrum.test_limits(ceiling=5.0, floor=TEST_CPU_FLOOR, factor=5.0, cpu=True)
-    # wall times play no part; the failing ones get the longest passing limit; the hanging one only its wall limit
-    assert limits == {"quick": TEST_CPU_FLOOR, "busy": 0.5, "fails": 0.5, "fails-busily": 2.0}
+    # wall times play no part; the failing ones get the longest passing limit, the hanging one too (not a multiple
+    # of the CPU it burnt until it was stopped: before, it got none, and each candidate hanging in it as the original
+    # did cost the whole wall-clock limit and a killed worker)
+    assert limits == {"quick": TEST_CPU_FLOOR, "busy": 0.5, "fails": 0.5, "fails-busily": 2.0, "hangs": 0.5}
+    hanging = Spectrum([run("quick", True, 0.01, cpu=0.001, lines=frozenset({3})), run("hangs", False, 1.0, timed_out=True)])
+    assert hanging.test_limits(ceiling=5.0, floor=TEST_CPU_FLOOR, cpu=True, failing_floor=FAILING_CPU_FLOOR) == {
+        "quick": TEST_CPU_FLOOR, "hangs": FAILING_CPU_FLOOR}
+    # no test passed: nothing says how long it may take, no CPU limit
+    alone = Spectrum([run("hangs", False, 1.0, timed_out=True)])
+    assert alone.test_limits(ceiling=5.0, floor=TEST_CPU_FLOOR, cpu=True) == {}
     assert TEST_CPU_FLOOR == 0.03  # docs/engine.md: at least 0.03 s of CPU
     plain = run("busy", True, 0.5, cpu=0.25).to_plain()
     assert Run.from_plain(plain).cpu == 0.25

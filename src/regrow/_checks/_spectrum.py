@@ -135,11 +135,12 @@ class Spectrum:
         failed or did not finish tells little of how long it takes once fixed: the longest limit of the passing
         ones that ran the target (those that never did say nothing of it) and its own time's multiple, if
         longer, at least ``failing_floor`` (default ``floor``); the ceiling when no check passed. With
-        ``cpu``, the same from CPU times (give CPU floors), none for a check that did not finish."""
+        ``cpu``, the same from CPU times (give CPU floors); one that did not finish, where some passed (a candidate
+        that hangs as the original did is stopped after ~0.1 s of CPU, not a second and a killed worker)."""
         spent: Callable[[Run], float] = (lambda run: run.cpu) if cpu else (lambda run: run.duration)
         own = {run.check: min(ceiling, max(floor, factor * spent(run))) for run in self.passing}
         others = max((own[run.check] for run in self.passing if run.lines), default=0.0 if self.passing else ceiling)
-        for run in (run for run in self.failing if not (cpu and run.timed_out)):
+        for run in (run for run in self.failing if not (cpu and run.timed_out and not self.passing)):
             mine = 0.0 if run.timed_out else factor * spent(run)
             own[run.check] = min(ceiling, max(floor if failing_floor is None else failing_floor, others, mine))
         return own

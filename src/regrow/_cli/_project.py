@@ -143,9 +143,10 @@ def _probe(heal: ProjectHeal, suite: Suite, target: Target, collected: Sequence[
     found: list[Reach] = []
     for nodeid in collected:
         doing(f"running {nodeid} on the original code")
-        # Each within the candidate timeout and what is left of --timeout: a test that hangs on the original must
-        # not hold the command past its budget (--timeout 3 ran 22 s with a hanging test).
-        limit = min(heal.options.budget.candidate_timeout, _left(heal.options.budget, heal.started).timeout)
+        # Each within the candidate timeout and half of what is left of --timeout: a test that hangs on the original
+        # must not hold the command past its budget (--timeout 3 ran 22 s with a hanging test), nor leave the
+        # search none of it (with --timeout 20 a hanging test took 10 s here and the session the rest).
+        limit = min(heal.options.budget.candidate_timeout, _left(heal.options.budget, heal.started).timeout / 2)
         found += probe(suite, target.original_code, [nodeid], timeout=max(limit, _PROBE_LEAST))
     return found
 

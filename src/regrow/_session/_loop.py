@@ -129,9 +129,10 @@ class Session:
         reason = "no proposer produced a candidate"
         notes: list[str] = []
         self._tell_environ()
-        # The original's run for the folders it writes: within what is left of the session's time, not a whole
-        # candidate timeout past it (a check that hangs on the original held --timeout 3 for 10 s more).
-        left = max(deadline - time.monotonic(), _LEAST_PROBE)
+        # The original's run for the folders it writes: within a quarter of what is left of the session's time (as
+        # the engine's localizing), not a whole candidate timeout past it: a check that hangs on the original held
+        # --timeout 3 for 10 s more, and with --timeout 20 it left the search no time at all.
+        left = max((deadline - time.monotonic()) / 4, _LEAST_PROBE)
         limits = self._limits()
         self.views = probe(self.target, self.checks, self.sandbox,
                            dataclasses.replace(limits, timeout=min(limits.timeout, left)))
