@@ -57,7 +57,8 @@ def test_cpu_limits_come_from_cpu_times_and_a_check_that_did_not_finish_gets_the
     # of the CPU it burnt until it was stopped: before, it got none, and each candidate hanging in it as the original
     # did cost the whole wall-clock limit and a killed worker)
     assert limits == {"quick": TEST_CPU_FLOOR, "busy": 0.5, "fails": 0.5, "fails-busily": 2.0, "hangs": 0.5}
-    hanging = Spectrum([run("quick", True, 0.01, cpu=0.001, lines=frozenset({3})), run("hangs", False, 1.0, timed_out=True)])
+    hanging = Spectrum([run("quick", True, 0.01, cpu=0.001, lines=frozenset({3})),
+                        run("hangs", False, 1.0, timed_out=True)])
     assert hanging.test_limits(ceiling=5.0, floor=TEST_CPU_FLOOR, cpu=True, failing_floor=FAILING_CPU_FLOOR) == {
         "quick": TEST_CPU_FLOOR, "hangs": FAILING_CPU_FLOOR}
     # no test passed: nothing says how long it may take, no CPU limit
