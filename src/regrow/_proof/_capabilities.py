@@ -105,6 +105,7 @@ class _Uses(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # names bound by the function's own imports -> dotted module path
         self.found: list[Use] = []
         self.module_names: set[str] = set()
+        self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
 
     def add(self, key: str, reason: str | None) -> None:
         self.found.append(Use(key, reason))
@@ -274,6 +275,8 @@ class _Uses(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._attribute_name(node.attr)
+        if node.attr in ("format", "format_map") and node is not self._called:  # its template unseen where it is called
+            self.add("format:value", f"str.{node.attr} passed as a value (it reads the attributes its template names)")
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self._write(node.value, f"attribute write on {{owner}} ({node.attr})")
         elif node.attr in MUTATING_METHODS:
@@ -364,6 +367,7 @@ class _Uses(ast.NodeVisitor):
                 self._write(node.args[0], f"{func.value.id}.{func.attr} on {{owner}}")
             if func.attr in ("format", "format_map"):
                 self._format(func.value)
+                self._called = func
         self.generic_visit(node)
 
     def _reflection(self, node: ast.Call, func: str) -> None:

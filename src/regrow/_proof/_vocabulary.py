@@ -46,7 +46,11 @@ REFLECTION = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 _ANY = None  # every public attribute of the module that is not itself a module
 # Pure modules: module -> the attributes a candidate may use (``_ANY``: all public ones).
 PURE_MODULES: dict[str, frozenset[str] | None] = {
-    "math": _ANY, "cmath": _ANY, "re": _ANY, "string": _ANY, "itertools": _ANY, "collections": _ANY,
+    "math": _ANY, "cmath": _ANY, "re": _ANY, "itertools": _ANY, "collections": _ANY,
+    # not Formatter: its get_field/get_value hand back the object a field names, "0.__globals__[__builtins__]"
+    # included (a model's candidate reached __import__("os").system so, the dunders hidden in a string)
+    "string": frozenset({"ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits", "octdigits",
+                         "punctuation", "printable", "whitespace", "capwords", "Template"}),
     "collections.abc": _ANY, "heapq": _ANY, "bisect": _ANY, "statistics": _ANY, "fractions": _ANY,
     "numbers": _ANY, "unicodedata": _ANY, "textwrap": _ANY, "difflib": _ANY, "keyword": _ANY,
     "base64": _ANY, "binascii": _ANY, "zlib": _ANY, "struct": _ANY, "hashlib": _ANY, "html": _ANY,
