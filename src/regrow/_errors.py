@@ -19,6 +19,10 @@ class ProposerError(RegrowError):
     """A proposer could not produce candidates (a missing SDK, a missing key, a refused request)."""
 
 
+class BudgetSpent(ProposerError):
+    """A proposer stopped because its budget (model calls, tokens, cost) is spent: a stop, not a failure."""
+
+
 class VerificationError(RegrowError):
     """A result failed the ``verify=`` predicate and healing did not produce a fix.
 

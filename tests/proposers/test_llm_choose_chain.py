@@ -186,7 +186,8 @@ def test_a_call_that_fails_is_the_verdict(make_module: Callable[[str], types.Mod
     result = regrow.repair(mod.middle, (1, 2, 3), tests=[test_middle], proposers=[Abstaining(), refusing],
                            timeout=60, install=False)
     assert not result.ok and result.ambiguous is AMBIGUITY
-    assert "proposer openai:gpt-test failed: openai:gpt-test not called: " in result.reason, result.reason
+    # a spent budget is a stop, not a failure (it was "failed" before)
+    assert "proposer openai:gpt-test stopped: openai:gpt-test not called: " in result.reason, result.reason
     assert result.reason.endswith("; nothing installed")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import traceback
 import types
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -18,14 +19,17 @@ from .._candidate import Candidate
 from .._checks._evaluate import clear_caches
 from .._checks._oracles import Check
 from .._checks._writes import probe
+from .._errors import BudgetSpent
 from .._events import Event, EventHandler, emit
 from .._evidence._failure import Failure
 from .._proof._prove import prove
 from .._proposers._cache import cache_key
 from .._proposers._proposer import Proposer, Request, stop_reason, trusts
+from .._redact import redact_text
 from .._result import Budget, RepairResult
 from .._sandbox import InProcessSandbox, Limits, Sandbox, default_sandbox
 from .._sandbox._scrub import Scrubber
+from .._secrets import mask
 from .._store import Store
 from .._target._diff import unified_diff
 from .._target._environ import Keep, kept, missing, protect, reads_of, withheld, withheld_note
@@ -165,8 +169,8 @@ class Session:
                     return RepairResult(True, self.target.qualname, self.failure, candidate, verdict, self.history,
                                         trusted=trusted)
             if proposals.error is not None:  # a broken proposer must not end the session: try the next one
-                self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {proposals.error}")
-                reason = f"proposer {proposer.name} failed: {proposals.error}"
+                self._emit("proposer_error", attempt=number, message=f"{proposer.name}: {proposals.why}")
+                reason = f"proposer {proposer.name} {proposals.verb}: {proposals.why}"
                 if request.ambiguity is not None:
                     self.settling.append(reason)
             else:
@@ -267,13 +271,22 @@ class _Guarded:
     def __init__(self, proposer: Proposer, request: Request) -> None:
         self.name = proposer.name
         self.error: Exception | None = None
+        self.why, self.verb = "", "failed"  # the error's text (masked), and whether it failed or stopped
         try:
             self._it: Iterator[Candidate] | None = iter(proposer.propose(request))
         except Exception as exc:
             self._fail(exc)
 
     def _fail(self, exc: Exception) -> None:
-        log.warning("proposer %s failed: %s", self.name, exc, exc_info=True)
+        # Its text with every known secret masked (an SDK's error may quote the key it sent); a spent budget is a
+        # stop, not a failure. Its traceback (masked too) only at DEBUG.
+        self.why = redact_text(mask(str(exc) or type(exc).__name__))
+        self.verb = "stopped" if isinstance(exc, BudgetSpent) else "failed"
+        log.log(logging.INFO if self.verb == "stopped" else logging.WARNING, "proposer %s %s: %s", self.name,
+                self.verb, self.why)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("proposer %s: where it failed:\n%s", self.name,
+                      redact_text(mask("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))))
         self.error, self._it = exc, None
 
     def __iter__(self) -> Iterator[Candidate]:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from ..._candidate import Candidate
-from ..._errors import ProposerError
+from ..._errors import BudgetSpent
 from .._proposer import Request
 from ._accounting import Meter
 from ._locate import json_in
@@ -144,7 +144,7 @@ def choose(ambiguity: AmbiguityLike, proposer: ModelProposer, *, deadline: float
     meter = Meter(proposer.name, proposer.limits, proposer.price, fingerprint)
     refusal = meter.refusal(prompt.tokens)
     if refusal:
-        raise ProposerError(f"{proposer.name} not called: {refusal}")
+        raise BudgetSpent(f"{proposer.name} not called: {refusal}")
     meter.start()
     params = {**proposer.params, "max_tokens": CHOOSE_TOKENS}
     started = time.monotonic()

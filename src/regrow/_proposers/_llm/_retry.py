@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._errors import ProposerError
+from ..._redact import redact_text
+from ..._secrets import mask
 from ._strategy import on_this_machine
 from ._transport import (
     TRANSIENT_BODY_TYPES,
@@ -321,9 +323,11 @@ def _named(exc: BaseException, words: tuple[str, ...]) -> bool:
 
 
 def _describe(exc: BaseException) -> str:
+    """The error's text, with every secret the process knows masked: a gateway may echo the API key it was sent
+    (``Incorrect API key provided: sk-…``), and this text goes into reasons, events, logs and the store."""
     try:
         text = str(exc).strip()
     except Exception:
         text = ""
-    text = text or type(exc).__name__
+    text = redact_text(mask(text or type(exc).__name__))
     return text if len(text) <= 300 else text[:297] + "..."

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..._candidate import Candidate
-from ..._errors import ProposerError
+from ..._errors import BudgetSpent
 from ..._events import Event, EventType, emit
 from ..._secrets import mask
 from .._proposer import Request
@@ -165,7 +165,7 @@ class _Run:
         refusal = self.meter.refusal(prompt.tokens)
         if refusal:
             self._emit("budget_refused", f"{self.proposer.name}: {refusal}")
-            raise ProposerError(f"{self.proposer.name} not called: {refusal}")
+            raise BudgetSpent(f"{self.proposer.name} not called: {refusal}")
         self.calls += 1
         self.prompt_tokens = prompt.tokens
         self.proposer.last_prompt_tokens = prompt.tokens
