@@ -53,3 +53,18 @@ def test_redaction_is_linear_in_long_identifier_runs():
     long = "a" * 20000
     assert redact_text(long) == long  # quadratic backtracking took seconds on runs like this
     assert redact_text(long + " password=hunter2").endswith("password=[REDACTED]")
+
+
+def test_query_strings_quoted_values_with_spaces_and_comparisons():
+    """Seen by a red-team helper: a query string's password (``user=bob&`` swallowed it), only the first word of a quoted
+    value (``'SSWS 00QC…'``), and a comparison in code shown as ``password =[REDACTED] 'x'``."""
+    assert redact_text("user=bob&password=BODYPW-plain-2222&x=1") == f"user=bob&password={MASK}&x=1"
+    assert redact_text("/status?api_key=00QCjAl4MlV&verb=1") == f"/status?api_key={MASK}&verb=1"
+    assert redact_text("{'Authorization': 'SSWS 00QCabc'}") == f"{{'Authorization': '{MASK}'}}"
+    assert redact_text('password = "correct horse battery staple"') == f'password = "{MASK}"'
+    assert redact_text("assert password == 'x', 'wrong'") == "assert password == 'x', 'wrong'"
+
+
+@pytest.mark.parametrize("name", ["session_key", "signing_key", "encryption_key", "master_key", "license_key"])
+def test_lowercase_key_names_are_secret_as_their_upper_case_forms_are(name):
+    assert is_secret_name(name) and is_secret_name(name.upper())

@@ -20,7 +20,9 @@ _SECRET_WORDS = frozenset(
     }
 )
 _SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),
-                           ("client", "secret"), ("session", "id"), ("x", "api")})
+                           ("client", "secret"), ("session", "id"), ("x", "api"), ("session", "key"),
+                           ("signing", "key"), ("encryption", "key"), ("master", "key"), ("license", "key"),
+                           ("auth", "key"), ("shared", "key")})
 
 # Values that look like credentials whatever they are called.
 _VALUE_PATTERNS = [
@@ -39,8 +41,10 @@ _VALUE_PATTERNS = [
 _ASSIGNMENT = re.compile(
     # A key starts where no identifier character precedes it: a long identifier is tried once, not at
     # each of its characters (which made redaction quadratic).
-    r"""(?P<key>["']?(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=]\s*)(?P<q>["']?)"""
-    r"""(?P<value>[^"',}\s)\]\x00]+|(?<=["'])[^"']*)"""
+    # Not ``password == x`` (a comparison); a quoted value whole (``'SSWS 00QC…'``), an unquoted one up to a query
+    # string's or a cookie's next pair (``password=pw&x=1``: ``user=bob&`` must not swallow it).
+    r"""(?P<key>["']?(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=](?!=)\s*)(?P<q>["']?)"""
+    r"""(?P<value>(?<=["'])[^"'\n]*|[^"',}\s)\]\x00&;]+)"""
 )
 # "max_tokens", "token_count": counts of language-model tokens, not credentials.
 _COUNT_WORDS = frozenset({"count", "counts", "max", "min", "limit", "num", "number", "len", "length", "size",

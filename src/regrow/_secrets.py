@@ -139,9 +139,10 @@ def user_module_secrets() -> frozenset[str | bytes]:
     return _user_modules["secrets"]  # type: ignore[no-any-return]
 
 
-def mask(text: str, namespace: Mapping[str, Any] | None = None) -> str:
-    """``text`` with every secret this process knows masked, plain and encoded (not cleaned, not capped)."""
+def mask(text: str, namespace: Mapping[str, Any] | None = None, more: frozenset[str] = frozenset()) -> str:
+    """``text`` with every secret this process knows (and ``more``) masked, plain and encoded (not cleaned, not
+    capped)."""
     if not text:
         return text
-    pattern, _ = pattern_of(known_secrets(namespace) | user_module_secrets())
+    pattern, _ = pattern_of(known_secrets(namespace) | user_module_secrets() | more)
     return pattern.sub(MASK, text) if pattern is not None else text

@@ -9,11 +9,12 @@ import linecache
 import re
 import traceback
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from .._frames import OWN
-from .._redact import redact_text
+from .._redact import MASK, is_secret_name, redact_text
+from .._secrets import MIN_SECRET, pattern_of
 from . import _gather as gather
 from ._disclosure import Destination, evidence_policy
 from ._logbuffer import failure_logs
@@ -85,6 +86,9 @@ class Failure:
     withheld: frozenset[str] = frozenset()  # sections the destination this copy is for does not receive
     args: tuple[Any, ...] = dataclasses.field(default=(), repr=False, compare=False)
     kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    # The values of the call's arguments and locals named like secrets (``password``): masked in every text of
+    # this failure, and by the session in every text its candidates make (never shown, never stored).
+    secrets: frozenset[str] = dataclasses.field(default=frozenset(), repr=False, compare=False)
 
     @property
     def fingerprint(self) -> str:
@@ -151,26 +155,50 @@ def capture_exception(
     text = "".join([*user.format(), *traceback.format_exception_only(type(exc), exc)])
     requested = exc if isinstance(exc, HealingRequested) else None
     logs = failure_logs()
+    bound = bind_arguments(func, args, kwargs)
+    # A secret's value is masked where the exception quotes it too (``KeyError: 'Hunter2…'``), not only as a value.
+    secrets = secret_values({**local_values, **bound})
+    hide = _hider(secrets)
     return Failure(
         kind="requested" if requested is not None else "exception",
         qualname=func.__qualname__,
         exc_type=_type_name(type(exc)),
-        message=redact_text(_message(exc)),
-        traceback=redact_text(text),
+        message=hide(redact_text(_message(exc))),
+        traceback=hide(redact_text(text)),
         lineno=lineno,
-        line=line,
-        arguments=_evidence(bind_arguments(func, args, kwargs), budget),
+        line=hide(line),
+        arguments=_evidence(bound, budget),
         locals=_evidence(local_values, budget),
-        reason=redact_text(requested.reason) if requested is not None else "",
+        reason=hide(redact_text(requested.reason)) if requested is not None else "",
         details=_evidence(requested.details, budget) if requested is not None else {},
-        attributes=gather.attributes(exc, budget),
-        causes=gather.causes(exc, budget),
-        frames=between,
+        attributes={name: hide(value) for name, value in gather.attributes(exc, budget).items()},
+        causes=tuple(hide(cause) for cause in gather.causes(exc, budget)),
+        frames=tuple(hide(frame) for frame in between),
         environment=gather.environment(policy),
-        logs=tuple(logs) if logs is not None else None,
+        logs=tuple(hide(record) for record in logs) if logs is not None else None,
         args=args,
         kwargs=kwargs,
+        secrets=secrets,
     )
+
+
+def secret_values(named: Mapping[str, Any]) -> frozenset[str]:
+    """The text values of ``named`` (a call's arguments and locals) whose names say they are secrets, and such keys
+    of a dict among them (``headers["Authorization"]``)."""
+    found: set[str] = set()
+    for name, value in named.items():
+        items = list(value.items()) if type(value) is dict else [(name, value)]
+        for key, item in items:
+            if isinstance(key, str) and is_secret_name(key):
+                text = item.decode("utf-8", "replace") if isinstance(item, bytes) else item
+                if isinstance(text, str) and len(text) >= MIN_SECRET:
+                    found.add(text)
+    return frozenset(found)
+
+
+def _hider(secrets: frozenset[str]) -> Callable[[str], str]:
+    pattern, _ = pattern_of(frozenset(secrets))  # each value plain and encoded (regrow._secrets)
+    return (lambda text: pattern.sub(MASK, text) if text else text) if pattern is not None else (lambda text: text)
 
 
 def check_failure(
@@ -187,18 +215,22 @@ def check_failure(
     ``lineno`` is the file line in the function where the failure surfaced, when known.
     """
     kwargs = dict(kwargs or {})
-    line = redact_text(_line_of(func.__code__.co_filename, lineno, func.__globals__)) if lineno else ""
+    bound = bind_arguments(func, args, kwargs)
+    secrets = secret_values(bound)
+    hide = _hider(secrets)
+    line = hide(redact_text(_line_of(func.__code__.co_filename, lineno, func.__globals__))) if lineno else ""
     return Failure(
         kind=kind,
         qualname=func.__qualname__,
         exc_type=exc_type or ("VerificationError" if kind == "verify" else "AssertionError"),
-        message=redact_text(reason),
-        reason=redact_text(reason),
+        message=hide(redact_text(reason)),
+        reason=hide(redact_text(reason)),
         lineno=lineno,
         line=line,
-        arguments=_evidence(bind_arguments(func, args, kwargs)),
+        arguments=_evidence(bound),
         args=args,
         kwargs=kwargs,
+        secrets=secrets,
     )
 
 

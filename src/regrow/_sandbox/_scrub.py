@@ -37,10 +37,10 @@ class Scrubber:
         self._cache: dict[tuple[str, int], str] = {}
 
     @classmethod
-    def of(cls, namespace: Mapping[str, Any] | None) -> Scrubber:
+    def of(cls, namespace: Mapping[str, Any] | None, more: Iterable[str | bytes] = ()) -> Scrubber:
         """A scrubber for the secrets the host knows around a target whose module globals are ``namespace``
-        (and those named like secrets in the user's other modules loaded here)."""
-        return cls(known_secrets(namespace) | user_module_secrets())
+        (and those named like secrets in the user's other modules loaded here), and ``more``."""
+        return cls(known_secrets(namespace) | user_module_secrets() | frozenset(more))
 
     def __call__(self, text: str, limit: int = TEXT_LIMIT) -> str:
         """``text`` with every known secret masked (plain and encoded), control characters replaced, capped."""
