@@ -56,8 +56,8 @@ def test_redaction_is_linear_in_long_identifier_runs():
 
 
 def test_query_strings_quoted_values_with_spaces_and_comparisons():
-    """Seen by a red-team helper: a query string's password (``user=bob&`` swallowed it), only the first word of a quoted
-    value (``'SSWS 00QC…'``), and a comparison in code shown as ``password =[REDACTED] 'x'``."""
+    """Seen by a red-team helper: a query string's password (``user=bob&`` swallowed it), only the first word of a
+    quoted value (``'SSWS 00QC…'``), and a comparison in code shown as ``password =[REDACTED] 'x'``."""
     assert redact_text("user=bob&password=BODYPW-plain-2222&x=1") == f"user=bob&password={MASK}&x=1"
     assert redact_text("/status?api_key=00QCjAl4MlV&verb=1") == f"/status?api_key={MASK}&verb=1"
     assert redact_text("{'Authorization': 'SSWS 00QCabc'}") == f"{{'Authorization': '{MASK}'}}"
