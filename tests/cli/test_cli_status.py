@@ -220,3 +220,16 @@ def test_a_model_endpoint_that_refuses_is_one_line_not_a_traceback(project):
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr, done.stderr  # before: ~110 lines of the SDK's connection traceback
     assert "proposer openai:gpt-test failed: " in done.stderr and len(done.stderr.splitlines()) <= 3, done.stderr
+
+
+def test_a_fault_of_regrow_s_own_is_one_line_and_status_70(capfd):
+    """Before, the heal's child ended with status 70 and nothing said (an unwritable --patch folder, a bug)."""
+    from regrow._cli._guard import INTERNAL, guarded
+
+    def broken() -> int:
+        raise ValueError("the patch folder is a file")
+
+    assert guarded(broken) == INTERNAL == 70
+    err = capfd.readouterr().err
+    assert err.strip() == ("regrow: internal error: ValueError: the patch folder is a file (a bug in regrow; "
+                           "REGROW_DEBUG=1 shows where)"), err

@@ -135,8 +135,7 @@ class Spectrum:
         failed or did not finish tells little of how long it takes once fixed: the longest limit of the passing
         ones that ran the target (those that never did say nothing of it) and its own time's multiple, if
         longer, at least ``failing_floor`` (default ``floor``); the ceiling when no check passed. With
-        ``cpu``, the same from CPU times (give CPU floors); one that did not finish, where some passed (a candidate
-        that hangs as the original did is stopped after ~0.1 s of CPU, not a second and a killed worker)."""
+        ``cpu``, the same from CPU times (floors too), for one that did not finish where some passed as well."""
         spent: Callable[[Run], float] = (lambda run: run.cpu) if cpu else (lambda run: run.duration)
         own = {run.check: min(ceiling, max(floor, factor * spent(run))) for run in self.passing}
         others = max((own[run.check] for run in self.passing if run.lines), default=0.0 if self.passing else ceiling)

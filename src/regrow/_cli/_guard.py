@@ -15,10 +15,14 @@ import mmap
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Callable, Iterator
+
+from .._redact import redact_text
 
 NO_FIX = 1
 INTERRUPTED = 130  # the shell's status for a command ended by Ctrl-C
+INTERNAL = 70  # EX_SOFTWARE: regrow itself failed (a bug), said in one line
 BROKEN_PIPE = 141  # the shell's status for a command ended by writing to a closed pipe (128 + SIGPIPE)
 _SIZE = 4096
 _DONE = b"D"  # the first byte: the child said its status (the second byte)
@@ -76,9 +80,14 @@ def guarded(run: Callable[[], int]) -> int:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _interrupted)
         me = os.getpid()
-        status = 70  # EX_SOFTWARE, if what follows raises something the command did not handle
+        status = INTERNAL  # if what follows raises something the command did not handle: one line says what
         try:
             status = run()
+        except Exception as exc:  # a fault of regrow's own: one line, not a silent exit (REGROW_DEBUG=1: traceback)
+            print(f"regrow: internal error: {type(exc).__name__}: {redact_text(str(exc))[:500]} (a bug in regrow; "
+                  "REGROW_DEBUG=1 shows where)", file=sys.stderr)
+            if os.environ.get("REGROW_DEBUG"):
+                traceback.print_exc()
         finally:
             if os.getpid() == me:  # not a process the heal forked, unwinding to here
                 with contextlib.suppress(Exception):

@@ -88,8 +88,10 @@ class Listener:
         self.healings: weakref.WeakSet[Healing] = weakref.WeakSet()
         # Registered, not yet offered what landed before: with the newest landing already offered to every
         # registered function when it registered (what lands after is offered by the next look).
-        self.fresh: list[tuple[Healing, int]] = []
-        self.since = store.last_landing() if since is None else since
+        self.fresh: list[tuple[Healing, int | None]] = []
+        # The newest landing seen: read by the thread at its first look (never here: the decorating thread must not
+        # wait for a store that is away), ``None`` until then.
+        self.since = since
         self.stopping = threading.Event()
         self.interval = PG_INTERVAL if store.NOTIFY else INTERVAL
         self.thread = threading.Thread(target=self.run, name="regrow-fleet-listener", daemon=True)
@@ -98,6 +100,7 @@ class Listener:
         """Offer each newly registered function the newest fixes that landed for its source before."""
         while self.fresh:
             healing, offered = self.fresh[0]
+            offered = (self.since or 0) if offered is None else offered  # registered before the first look
             landed = self.store.landings_for(source_hash(healing.target.source))  # away: kept for the next look
             with _LOCK:
                 self.fresh.pop(0)
@@ -108,12 +111,14 @@ class Listener:
     def run(self) -> None:
         while not self.stopping.is_set() and not self.store.closed and len(self.healings):
             try:
+                if self.since is None:
+                    self.since = self.store.last_landing()
                 self.catch_up()
                 if self.store.NOTIFY:
                     self.store.wake(self.interval)
                 elif self.stopping.wait(self.interval):
                     break
-                landed = self.store.landings(self.since)
+                landed = self.store.landings(self.since or 0)
                 self.store.flush()
             except Exception as exc:  # a store that is away: look again later (the table keeps what landed)
                 log.debug("regrow: the fleet listener cannot read %s: %s", self.store, exc)

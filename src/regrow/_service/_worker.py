@@ -153,7 +153,12 @@ def work(store: str | Store, *, name: str | None = None, lease: float = 120.0, p
     completed: list[int] = []
     try:
         while max_jobs is None or len(completed) < max_jobs:
-            job = opened.take(name, lease)
+            try:
+                job = opened.take(name, lease)
+            except Exception as exc:  # the store is away (an outage, a restart): wait for it, as the app does
+                log.warning("regrow worker: cannot take a job from %s (%s); trying again", opened, exc)
+                time.sleep(max(poll, 1.0))
+                continue
             if job is None:
                 if until_idle:
                     break
@@ -165,9 +170,24 @@ def work(store: str | Store, *, name: str | None = None, lease: float = 120.0, p
                 except Exception as exc:  # one bad job must not stop the worker
                     log.warning("regrow worker: job %s failed: %r", job.id, exc)
                     outcome = {"ok": False, "reason": f"the worker failed: {type(exc).__name__}: {exc}"}
-            if opened.finish(job, {**outcome, "worker": name}):
+            if _finished(opened, job, {**outcome, "worker": name}, poll):
                 completed.append(job.id)
     finally:
         if opened is not store:
             opened.close()
     return completed
+
+
+def _finished(store: Store, job: Any, outcome: dict[str, Any], poll: float, tries: int = 30) -> bool:
+    """``store.finish(job, outcome)``, tried again while the store is away (its lease lets another worker take the
+    job again if this one never reaches it)."""
+    for attempt in range(tries):
+        try:
+            return store.finish(job, outcome)
+        except Exception as exc:
+            if attempt == tries - 1:
+                log.warning("regrow worker: job %s done but not recorded in %s: %s", job.id, store, exc)
+                return False
+            log.warning("regrow worker: cannot record job %s in %s (%s); trying again", job.id, store, exc)
+            time.sleep(max(poll, 1.0))
+    return False

@@ -111,6 +111,25 @@ class Store(FleetTables):
 
     # Schema ---------------------------------------------------------------------------------------
 
+    _migrated = False  # the schema is up to date (made or migrated at the first use, or at open)
+    _migrating = False
+
+    def _ready(self) -> None:
+        """Make or migrate the schema if this store has not yet (every transaction calls this first). A store
+        opened ``lazy`` (the one a process shares: regrow.heal(store=…), watch, the middleware) reaches the
+        database at its first use, so an app starts, and keeps its local behaviour, while its store is away."""
+        if self._migrated:
+            return
+        with self.__dict__.setdefault("_migration", threading.RLock()):  # (setdefault is atomic)
+            if self._migrated or self._migrating:  # done by another thread, or this one is migrating
+                return
+            self._migrating = True
+            try:
+                self._migrate()
+                self._migrated = True
+            finally:
+                self._migrating = False
+
     def _migrate(self) -> None:
         with self._transaction() as tx:
             if self.LOCK:

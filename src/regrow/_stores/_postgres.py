@@ -28,6 +28,8 @@ CHANNEL = "regrow_fix"  # LISTEN/NOTIFY channel: a landed fix's key, the wake-up
 # 70 s outage, then three operations after it each waited their whole 10 s and failed); with one second,
 # the next operation after the server is back connects at once.
 RECONNECT = 1.0
+AWAY = 5.0  # seconds a store that gave no connection is taken to be away (the pool reconnects meanwhile) ...
+GLANCE = 0.5  # ... in which a use waits this long for a connection, not the whole connect_timeout
 _INHERITED: list[tuple[Any, Any]] = []  # in a forked process: the parent's pools and listeners, kept and never closed
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
 
@@ -64,7 +66,7 @@ class PostgresStore(Store):
                                           "real": "DOUBLE PRECISION"}
 
     def __init__(self, where: str, *, max_ledger_verdicts: int = 200, pool_size: int = 4,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, lazy: bool = False) -> None:
         try:
             import psycopg_pool  # noqa: F401 - what _new_pool needs, checked here for a clear error
         except ImportError:  # pragma: no cover - the extra is installed wherever the tests run
@@ -73,13 +75,17 @@ class PostgresStore(Store):
         self._listening: Any = None  # the listener thread's own connection, LISTENing on CHANNEL
         self.max_ledger_verdicts = max_ledger_verdicts
         self._pool_size, self._connect_timeout = pool_size, connect_timeout
+        self._away_until = 0.0
         self._pool, self._pid = self._new_pool(), os.getpid()
+        if lazy:  # connected and migrated at the first use (see Store._ready)
+            self._pool.open(wait=False)
+            return
         with closing_on_error(self):
             try:
                 self._pool.open(wait=True, timeout=connect_timeout)
             except Exception as exc:
                 raise StoreError(f"cannot reach the store at {self.location}: {exc}") from None
-            self._migrate()
+            self._ready()
 
     def _new_pool(self) -> Any:
         from psycopg_pool import ConnectionPool
@@ -113,9 +119,20 @@ class PostgresStore(Store):
 
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:
+        from psycopg_pool import PoolTimeout
+
         self._own()
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
-            yield _Tx(cursor)
+        # Found away moments ago: a short wait, not a second whole one (a server back by now still answers at once)
+        away = time.monotonic() < self._away_until
+        self._ready()
+        try:
+            with self._pool.connection(timeout=GLANCE if away else None) as conn, conn.transaction(), \
+                    conn.cursor() as cursor:
+                yield _Tx(cursor)
+        except PoolTimeout as exc:  # no connection: for AWAY seconds each use waits only a GLANCE
+            self._away_until = time.monotonic() + AWAY
+            raise StoreError(f"cannot reach the store at {self.location}: {exc}") from None
+        self._away_until = 0.0
 
     def wake(self, timeout: float) -> None:
         """Wait for a NOTIFY on the channel (any landed fix) up to ``timeout`` seconds. A lost connection is

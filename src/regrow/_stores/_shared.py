@@ -38,7 +38,7 @@ def shared(where: str | Path) -> Store:
     with _lock():
         store = _open.get(key)
         if store is None or store.closed:  # closed by its user: opened again
-            store = _open[key] = Store(where)
+            store = _open[key] = Store(where, lazy=True)  # reached at its first use: never at decoration
             if not _registered[0]:
                 atexit.register(close_all)
                 _registered[0] = True

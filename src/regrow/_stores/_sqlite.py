@@ -132,7 +132,7 @@ class SQLiteStore(Store):
     NOW = "((julianday('now') - 2440587.5) * 86400.0)"
     TYPES: ClassVar[Mapping[str, str]] = {"id": "INTEGER PRIMARY KEY AUTOINCREMENT", "real": "REAL"}
 
-    def __init__(self, where: str | Path, *, max_ledger_verdicts: int = 200) -> None:
+    def __init__(self, where: str | Path, *, max_ledger_verdicts: int = 200, lazy: bool = False) -> None:
         text = str(where)
         self.path = Path(text.removeprefix("sqlite://") if text.startswith("sqlite://") else where)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -145,8 +145,9 @@ class SQLiteStore(Store):
         self._all_lock = threading.Lock()
         self._pid = os.getpid()
         self._closer = self._finalizer()
-        with closing_on_error(self):
-            self._migrate()
+        if not lazy:  # else made or migrated at the first use (see Store._ready)
+            with closing_on_error(self):
+                self._ready()
 
     @property
     def location(self) -> str:
@@ -195,6 +196,7 @@ class SQLiteStore(Store):
 
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:
+        self._ready()
         db, using = self._connection()
         with using:  # a close() from another thread waits for the end of this transaction
             _execute(db, "BEGIN IMMEDIATE" if write else "BEGIN")

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from .._errors import RegrowError
+
 ENGINE_ORIGIN = "engine"  # the origin of the built-in engine's candidates (see _engine._plan)
 # What an engine-labelled fix is stored as when the proposer that offered it was not trusted.
 _UNTRUSTED_ENGINE_LABEL = "unknown (labelled engine by an untrusted proposer)"
@@ -38,8 +40,9 @@ def close_in(pid: int, close: Callable[[], None]) -> None:
         close()
 
 
-class StoreError(RuntimeError):
-    """The store cannot be opened or used as asked (a missing driver, a newer schema)."""
+class StoreError(RegrowError, RuntimeError):
+    """The store cannot be opened or used as asked (a missing driver, a newer schema, a server that is away): a
+    command says so in one line."""
 
 
 class Tx(Protocol):
