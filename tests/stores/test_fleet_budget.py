@@ -99,3 +99,17 @@ def test_each_model_call_is_reserved_in_the_store_so_a_session_stops_at_the_flee
     with store._transaction(write=False) as tx:
         assert tx.rows("SELECT SUM(calls) FROM spend")[0][0] == 2  # counted once each: no double count at the end
     assert "limit 2" in store.spend_refusal(regrow.state(healed).last_result.failure.fingerprint, None)
+
+
+def test_a_repair_with_a_store_a_worker_s_too_keeps_to_the_fleets_budget(store, tmp_path):
+    """A worker heals with ``repair(store=…)``, which never set the fleet's budget gate: with a spend cap of 0 and no
+    calls allowed an hour, a worker still asked the model three times and recorded no spend."""
+    store.set_budget(spend_cap=0.0, calls_per_failure_per_hour=0)
+    module = _process(tmp_path, "shop_w")
+    with OpenAIServer([Text(WRONG)] * 3) as server:
+        model = proposer_for("openai:gpt-test", api_key="test-key", base_url=server.base_url,
+                             retry=RetryPolicy(max_retries=0, base_delay=0.01, max_delay=0.05))
+        result = regrow.repair(module.parse_price, ("₹1,299",), tests=[module.rupees], proposers=[model],
+                               store=store, install=False)
+        assert server.requests == []
+    assert not result.ok and "not sent to a model again yet" in result.reason, result.reason

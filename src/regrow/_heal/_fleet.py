@@ -82,6 +82,25 @@ def run_claimed(request: RepairRequest, *, lease: float = LEASE, bound: float | 
 
 def _hold(request: RepairRequest, store: Store, key: str, me: str, lease: float) -> RepairResult:
     """Run the session while holding the claim; a session that found nothing keeps it for the cooldown."""
+    try:
+        with renewing(store, key, me, lease):
+            result = budgeted(request, store)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            store.release(key, me)
+        raise
+    with contextlib.suppress(Exception):
+        if not result.ok and request.options.cooldown > 0:
+            store.claim(key, me, request.options.cooldown)
+        else:
+            store.release(key, me)
+    return result
+
+
+def budgeted(request: RepairRequest, store: Store) -> RepairResult:
+    """Run the session with its model calls within the fleet's budgets (the store's spend cap and hourly calls per
+    failure), each call reserved before it is made and what it cost recorded: every session with a store, a
+    worker's and ``repair(store=…)``'s too (a worker's model calls went unchecked and unrecorded before)."""
     from .._proposers._llm._accounting import FLEET_GATE  # the model proposers: only a fleet's session (issue 26)
 
     models = [p for p in request.options.proposers or () if hasattr(p, "usage") and hasattr(p, "limits")]
@@ -89,23 +108,13 @@ def _hold(request: RepairRequest, store: Store, key: str, me: str, lease: float)
     gate = _Gate(store)
     token = FLEET_GATE.set(gate)
     try:
-        with renewing(store, key, me, lease):
-            result = _within_budget(request, store, models)
-            cost = sum(p.usage.cost for p in models) - before
-            if gate.calls or cost:  # the calls were counted as they were made; what they cost beyond the estimate
-                with contextlib.suppress(Exception):  # a store that is away: the spend goes unrecorded
-                    store.spend(request.failure.fingerprint, 0, cost - gate.estimated)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            store.release(key, me)
-        raise
+        result = _within_budget(request, store, models)
+        cost = sum(p.usage.cost for p in models) - before
+        if gate.calls or cost:  # the calls were counted as they were made; what they cost beyond the estimate
+            with contextlib.suppress(Exception):  # a store that is away: the spend goes unrecorded
+                store.spend(request.failure.fingerprint, 0, cost - gate.estimated)
     finally:
         FLEET_GATE.reset(token)
-    with contextlib.suppress(Exception):
-        if not result.ok and request.options.cooldown > 0:
-            store.claim(key, me, request.options.cooldown)
-        else:
-            store.release(key, me)
     return result
 
 

@@ -60,7 +60,12 @@ def repair(
                             value=_run(raw, args, kwargs))
     request = RepairRequest(Target.of(raw), failure, tuple(checks), checked, raised=exc,
                             snapshot=_copyable(args, kwargs), install=install)
-    result = run_repair(request)
+    if checked.store is not None:  # the fleet's budgets hold for its model calls (a worker's repair, say)
+        from ._fleet import budgeted
+
+        result = budgeted(request, checked.store)
+    else:
+        result = run_repair(request)
     if result.ok and install:
         result.value = _run(raw, args, kwargs)
     return result
