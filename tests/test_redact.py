@@ -68,3 +68,12 @@ def test_query_strings_quoted_values_with_spaces_and_comparisons():
 @pytest.mark.parametrize("name", ["session_key", "signing_key", "encryption_key", "master_key", "license_key"])
 def test_lowercase_key_names_are_secret_as_their_upper_case_forms_are(name):
     assert is_secret_name(name) and is_secret_name(name.upper())
+
+
+def test_a_password_in_a_url_s_query_is_masked():
+    """``postgresql://app@host/db?password=…`` was printed whole (its scheme read as a key named postgresql)."""
+    url = "postgresql://app@127.0.0.1:5432/db?password=Hunter2SuperSecret&sslmode=disable"
+    assert redact_text(url) == f"postgresql://app@127.0.0.1:5432/db?password={MASK}&sslmode=disable"
+    from regrow._stores._postgres import PostgresStore
+
+    assert "Hunter2SuperSecret" not in PostgresStore(url, lazy=True).location

@@ -41,9 +41,10 @@ _VALUE_PATTERNS = [
 _ASSIGNMENT = re.compile(
     # A key starts where no identifier character precedes it: a long identifier is tried once, not at
     # each of its characters (which made redaction quadratic).
-    # Not ``password == x`` (a comparison); a quoted value whole (``'SSWS 00QC…'``), an unquoted one up to a query
-    # string's or a cookie's next pair (``password=pw&x=1``: ``user=bob&`` must not swallow it).
-    r"""(?P<key>["']?(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*[:=](?!=)\s*)(?P<q>["']?)"""
+    # Not ``password == x`` (a comparison) nor a URL's scheme (``postgresql://…?password=``); a quoted value
+    # whole (``'SSWS 00QC…'``), an unquoted one up to a query string's or a cookie's next pair
+    # (``password=pw&x=1``: ``user=bob&`` must not swallow it).
+    r"""(?P<key>["']?(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*(?:=(?!=)|:(?!//))\s*)(?P<q>["']?)"""
     r"""(?P<value>(?<=["'])[^"'\n]*|[^"',}\s)\]\x00&;]+)"""
 )
 # "max_tokens", "token_count": counts of language-model tokens, not credentials.

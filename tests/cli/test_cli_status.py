@@ -233,3 +233,20 @@ def test_a_fault_of_regrow_s_own_is_one_line_and_status_70(capfd):
     err = capfd.readouterr().err
     assert err.strip() == ("regrow: internal error: ValueError: the patch folder is a file (a bug in regrow; "
                            "REGROW_DEBUG=1 shows where)"), err
+
+
+def test_a_store_that_cannot_be_opened_is_bad_input_in_one_line(project, tmp_path):
+    """Before: nothing said and status 70 (an unwritable SQLite path, a store a newer regrow migrated)."""
+    done = heal(project, "--store", "/proc/no-such-folder/ledger.sqlite")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert one_line(done).startswith("regrow: error: cannot open the store at /proc/no-such-folder/ledger.sqlite")
+    newer = tmp_path / "newer.db"
+    import sqlite3
+
+    from regrow._stores._sqlite import SQLiteStore
+
+    SQLiteStore(newer).close()
+    with sqlite3.connect(newer) as connection:
+        connection.execute("INSERT INTO schema_version (version) VALUES (99)")
+    done = heal(project, "--store", str(newer))
+    assert done.returncode == 2 and "schema version 99, newer than this regrow's" in one_line(done)

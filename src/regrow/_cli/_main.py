@@ -19,7 +19,7 @@ from .._version import __version__
 from ._deliver import Keeping, add_deliver_command, add_heal_options
 from ._display import silence
 from ._guard import BROKEN_PIPE, INTERRUPTED, guarded, interrupted
-from ._history import add_history_commands, count
+from ._history import add_history_commands, count, seconds
 from ._preflight import check_heal
 from ._project import CANDIDATE_TIMEOUT, TIMEOUT, ProjectHeal, collect, project_options, run_heal
 
@@ -31,17 +31,6 @@ def _jobs(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"--jobs takes a number of workers, at least 1, not {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    """An argparse type: a number of seconds above 0 (``--timeout -1`` is bad input, not "no fix")."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"a number of seconds above 0, not {text!r}")
     return value
 
 
@@ -71,7 +60,12 @@ def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
     given = {name: value for name, value in (("max_candidates", args.max_candidates), ("timeout", args.timeout),
                                               ("candidate_timeout", args.candidate_timeout),
                                               ("environ", args.environ or None)) if value is not None}
-    options = project_options(jobs=args.jobs, model=args.model, store=args.store, on_event=args.on_event, **given)
+    # A store asked for on the command line is opened now: one that cannot be is bad input (one line, exit 2), where
+    # a running app's is reached at its first use and missed with a warning.
+    from .._store import Store
+
+    store = Store(args.store) if args.store else None
+    options = project_options(jobs=args.jobs, model=args.model, store=store, on_event=args.on_event, **given)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
                        args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log,
                        started=args.started)
@@ -100,10 +94,10 @@ def _parser(command: str | None = "bench") -> argparse.ArgumentParser:
     heal.add_argument("--rootdir", default=None, help="pytest's rootdir (default: found by pytest)")
     heal.add_argument("--max-candidates", type=count, default=None, metavar="N",
                       help="candidates to try at most (max_candidates in the configuration, or 2000)")
-    heal.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+    heal.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS",
                       help=f"seconds for the whole command, collecting the tests included (timeout in the "
                            f"configuration, or {TIMEOUT:g})")
-    heal.add_argument("--candidate-timeout", type=_seconds, default=None, metavar="SECONDS",
+    heal.add_argument("--candidate-timeout", type=seconds, default=None, metavar="SECONDS",
                       help="seconds per candidate's tests, and per test on the original (candidate_timeout in the "
                            f"configuration, or {CANDIDATE_TIMEOUT:g})")
     heal.add_argument("--jobs", type=_jobs, default=None, metavar="N",

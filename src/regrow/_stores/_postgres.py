@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from .._redact import redact_text
 from ._base import Store, StoreError, closing_on_error
 from ._tables import close_in, owning
 
@@ -115,7 +116,8 @@ class PostgresStore(Store):
 
     @property
     def location(self) -> str:
-        return _PASSWORD.sub(r"\1***@", self.url)
+        """The URL with its password masked, whether in its userinfo or a ``?password=`` parameter."""
+        return redact_text(_PASSWORD.sub(r"\1***@", self.url))
 
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:

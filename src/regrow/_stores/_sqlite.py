@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ._base import Store, closing_on_error
+from ._base import Store, StoreError, closing_on_error
 from ._tables import close_in, owning
 
 
@@ -135,7 +135,10 @@ class SQLiteStore(Store):
     def __init__(self, where: str | Path, *, max_ledger_verdicts: int = 200, lazy: bool = False) -> None:
         text = str(where)
         self.path = Path(text.removeprefix("sqlite://") if text.startswith("sqlite://") else where)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from None
         self.max_ledger_verdicts = max_ledger_verdicts
         self._local = threading.local()
         # Every thread's connection with the lock its transactions hold, closed together: close() (from any
