@@ -74,3 +74,16 @@ def test_show_reads_one_session_with_its_verdicts_and_host_on_either_backend(sto
     assert main(["show", str(number), "--store", store_url], text) == 0
     assert f"on {HOST}" in text.getvalue() and "return sum(v)" in text.getvalue()
     assert main(["show", "999", "--store", store_url], io.StringIO()) == 2
+
+
+def test_history_of_a_database_that_holds_no_store_says_so_and_writes_nothing(pg_url, capsys):
+    """Before, ``regrow history`` migrated whatever database it was pointed at (ten regrow tables made in it) and
+    said "the ledger holds no sessions", exit 0; a read-only role got a psycopg traceback."""
+    import psycopg
+
+    assert main(["history", "--store", pg_url], io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "holds no regrow store" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    with psycopg.connect(pg_url) as connection:
+        tables = connection.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    assert tables == []

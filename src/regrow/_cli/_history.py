@@ -52,6 +52,17 @@ def count(text: str) -> int:
     return value
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (``--timeout -1`` is bad input, not "no fix")."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"a number of seconds above 0, not {text!r}")
+    return value
+
+
 def _open(path: str | None) -> sqlite3.Connection:
     where = Path(path) if path else DEFAULT_STORE
     if not where.is_file():
@@ -95,10 +106,12 @@ def _url(store: str | None) -> bool:
 def _through_store(where: str) -> Store:
     from .._store import Store
 
-    try:
-        return Store(where)
-    except RuntimeError as exc:  # StoreError: a missing driver, a server not reached
-        raise RegrowError(str(exc)) from None
+    store = Store(where, lazy=True)  # read first: a database that holds no store is not made one
+    found = store.found_version()  # (StoreError, a RegrowError: one line)
+    if found is None:
+        store.close()
+        raise RegrowError(f"{store.location} holds no regrow store (no schema_version table): nothing to read")
+    return store
 
 
 def _fleet(args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -144,6 +144,24 @@ class Store(FleetTables):
                     tx.change(statement.format(**self.TYPES))
                 tx.change("INSERT INTO schema_version (version) VALUES (?)", (version,))
 
+    def found_version(self) -> int | None:
+        """The schema version the database holds, read without making or migrating it (``None``: it holds no
+        regrow store): what a command that only reads checks first, so it never writes tables into a database
+        that is not a store."""
+        migrated, self._migrated = self._migrated, True
+        try:
+            with self._transaction(write=False) as tx:
+                return int(tx.rows("SELECT COALESCE(MAX(version), 0) FROM schema_version")[0][0])
+        except StoreError:
+            raise
+        except Exception as exc:
+            text = str(exc)
+            if "schema_version" in text and ("does not exist" in text or "no such table" in text):
+                return None
+            raise StoreError(f"cannot read the store at {self.location}: {exc}") from None
+        finally:
+            self._migrated = migrated
+
     def schema_version(self) -> int:
         """The newest schema version applied to this store."""
         with self._transaction(write=False) as tx:
