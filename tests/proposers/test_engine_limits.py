@@ -357,3 +357,25 @@ def test_the_cpu_limiters_interrupt_is_the_tests_overrun_even_before_the_clock_s
         assert not isinstance(outer.value, TestOverrun) and not outer.value.cpu
     with per_test_limits({"test:u": 30.0}, _serve.time_limit), pytest.raises(_serve.Overrun):
         limited("test:u", strikes(_serve._CpuOverrun()), warmup=False)  # no CPU limit of its own: not its overrun
+
+
+def test_a_passing_check_slower_than_a_second_is_measured_not_taken_for_a_hang(make_module) -> None:
+    """Localizing ran each check on the original under 1 s: a passing test of 1.2 s counted as one that hangs, every
+    candidate's limit fell to 0.2 s, and the right fix timed out with all the others (no fix, whatever
+    --candidate-timeout said). A check now gets the candidates' ceiling (5 s) there."""
+    mod = make_module('''
+        import time
+
+        def f(a, b):
+            return a - b
+
+        def test_f(fn):
+            assert fn(2, 3) == 5
+
+        def test_slow(fn):
+            time.sleep(1.2)
+            assert fn(0, 0) == 0
+    ''')
+    result = regrow.repair(mod.f, (2, 3), tests=[mod.test_f, mod.test_slow], install=False, timeout=120)
+    assert result.ok and result.fix is not None and "a + b" in result.fix.source, result.reason
+    assert Engine().localize_timeout == Engine().time_ceiling == 5.0

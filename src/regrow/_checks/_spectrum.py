@@ -176,18 +176,18 @@ def split_checks(checks: Sequence[Check]) -> list[Check]:
 
 
 def record(checks: Sequence[Check], worker: Worker, timeout: float = 1.0, deadline: float | None = None) -> Spectrum:
-    """Run each check (by its index in ``checks``) on the original under coverage, in the worker's
-    ``"trace"`` job (see :func:`trace_job`); a time limit on each, and overall."""
+    """Run each check (by its index) on the original under coverage, in the worker's ``"trace"`` job (see
+    :func:`trace_job`); a time limit on each, and overall."""
     runs = []
     for index, check in enumerate(checks):
-        if deadline is not None and time.monotonic() >= deadline:
+        if (left := timeout if deadline is None else min(timeout, deadline - time.monotonic())) <= 0:
             break
-        status, value = worker.call("trace", index, timeout=timeout + _GRACE, read=Run.from_plain)
+        status, value = worker.call("trace", index, timeout=left + _GRACE, read=Run.from_plain)
         if status == "ok" and isinstance(value, Run):
             runs.append(value)
         else:  # killed: coverage lost, but it still counts as a failing check
-            reason = f"{check.name} did not finish in {timeout:g}s" if status == "timeout" else str(value)
-            runs.append(Run(check.name, False, frozenset(), timeout, [], timed_out=True, reason=reason))
+            reason = f"{check.name} did not finish in {left:.3g}s" if status == "timeout" else str(value)
+            runs.append(Run(check.name, False, frozenset(), left, [], timed_out=True, reason=reason))
     return Spectrum(runs)
 
 

@@ -69,7 +69,7 @@ class Engine(BaseProposer):
         time_floor: float = 0.2,  # per-candidate time limit: factor x the original's runtime, within these
         time_factor: float = 20.0,
         time_ceiling: float = 5.0,
-        localize_timeout: float = 1.0,
+        localize_timeout: float | None = None,  # per check on the original while localizing (None: time_ceiling)
         jobs: int | None = None,  # workers judging at once: the request's (the session's jobs=), else every core
         fresh: bool = False,  # judge each candidate in a fresh child (for tests that depend on their order)
         reuse: bool = True,  # a check that passed without reaching the edited statement is not run again
@@ -79,7 +79,9 @@ class Engine(BaseProposer):
         self.validate, self.fork = validate, fork
         self.neighbourhood = neighbourhood
         self.time_floor, self.time_factor, self.time_ceiling = time_floor, time_factor, time_ceiling
-        self.localize_timeout = localize_timeout
+        # A check slower than any candidate may take is as good as hanging; one quicker is measured, not taken for a
+        # hang (a passing test of 1.2 s, traced under 1 s, made every candidate's limit 0.2 s: no fix, ever).
+        self.localize_timeout = time_ceiling if localize_timeout is None else localize_timeout
         if jobs is not None and jobs < 1:
             raise ValueError(f"jobs= is how many workers judge candidates at once: at least 1, not {jobs}")
         self.jobs = jobs
