@@ -20,15 +20,22 @@ The oracle of a target is every test of it that this run can vouch for: its fail
 the test modules that hold one of its marked tests (what the fix must not break). Each is passed
 to the repair by node id, so parametrized cases and fixtures are collected as in this run. A test
 that was skipped or xfail, errored in setup or teardown, or failed without being marked for the
-target neither asks for nor blocks a fix.
+target neither asks for nor blocks a fix. The repair is given the options of this run too
+(:func:`given_options`), so that it collects as this run did.
+
+A run interrupted by Ctrl-C repairs nothing (its tests did not all run); Ctrl-C during a repair stops
+it and ends the run with one line saying so.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,6 +108,7 @@ class Healer:
         self.targets: dict[str, str | None] = {}  # node id -> its heal target, in collection order
         self.outcomes: dict[str, Outcome] = {}
         self.reports: list[Report] = []
+        self.interrupted = ""  # why the repairs stopped at a Ctrl-C ("" when they did not)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.targets = {item.nodeid: _target_of(item) for item in session.items}
@@ -119,8 +127,16 @@ class Healer:
             self.outcomes[report.nodeid] = outcome
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if exitstatus == pytest.ExitCode.INTERRUPTED:  # the tests that guard a fix did not all run
+            self.interrupted = "regrow: the run was interrupted: nothing repaired, nothing written"
+            return
         for target, oracle in oracles(self.targets, self.outcomes).items():
-            code, text = self.repair(target, oracle)
+            try:
+                code, text = self.repair(target, oracle)
+            except Interrupted as stop:
+                self.interrupted = f"regrow: interrupted while repairing {target}: {stop}"
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                return
             self.reports.append(Report(target, oracle, code, text))
 
     def repair(self, target: str, oracle: Oracle) -> tuple[int, str]:
@@ -140,17 +156,12 @@ class Healer:
             command.append("--force")
         if config.getoption("heal_patch"):
             command += ["--patch", str(Path(config.getoption("heal_patch")).resolve())]
-        command += ["--", *forwarded_options(config)]
-        try:
-            done = subprocess.run(command, cwd=config.rootpath, capture_output=True, text=True,
-                                  timeout=timeout + 60, check=False)
-        except subprocess.TimeoutExpired:
-            return 1, "regrow: the repair did not finish in time\n"
-        out = done.stdout if done.stdout.endswith("\n") or not done.stdout else done.stdout + "\n"
-        return done.returncode, out + done.stderr
+        command += ["--", *forwarded_options(config), *given_options(config)]
+        code, text = _run(command, config.rootpath, timeout + 60)
+        return code, text.replace("(--force writes it anyway)", "(--heal-force writes it anyway)")
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if not self.reports:
+        if not self.reports and not self.interrupted:
             return
         terminalreporter.section("regrow")
         for report in self.reports:
@@ -166,6 +177,46 @@ class Healer:
                                         yellow=report.code == UNDELIVERED)
             text = report.text
             terminalreporter.write(text if text.endswith("\n") else text + "\n")
+        if self.interrupted:
+            terminalreporter.write_line(self.interrupted, yellow=True)
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped a repair; the message says whether it had written anything first."""
+
+
+def _run(command: list[str], cwd: Path, timeout: float) -> tuple[int, str]:
+    """Run one repair: its exit status and what it printed, stdout and stderr in the order it printed
+    them (unbuffered into one file). Ctrl-C stops it (:class:`Interrupted`)."""
+    with tempfile.TemporaryFile("w+") as out:
+        child = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, text=True,
+                                 stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            code = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop(child)
+            return 1, "regrow: the repair did not finish in time\n"
+        except KeyboardInterrupt:
+            _stop(child)  # a write under way finishes or is undone: the file is whole either way
+            out.seek(0)
+            wrote = [line for line in out.read().splitlines() if line.startswith("regrow: wrote ")]
+            raise Interrupted("; ".join(wrote) + " before the interrupt" if wrote else "nothing written") from None
+        out.seek(0)
+        return code, out.read()
+
+
+def _stop(child: subprocess.Popen[str]) -> None:
+    """Stop the repair's process as Ctrl-C would (it may have had one already), then for good."""
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        if child.poll() is None:
+            child.send_signal(sig)
+        try:
+            child.wait(timeout=10)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting politely
+            continue
 
 
 def _configured_timeout() -> float:
@@ -197,6 +248,45 @@ def forwarded_options(config: pytest.Config) -> list[str]:
     if getattr(option, "noconftest", False):
         forwarded.append("--noconftest")
     return forwarded
+
+
+# Options of the run that are not passed on to the repair: the plugin's own, the test selection the
+# repair's node ids replace, those forwarded_options() passes already, and those that would make the
+# repair's run overwrite this run's reports or stop it early.
+_NOT_GIVEN = {"file_or_dir", "keyword", "markexpr", "deselect", "lf", "last_failed", "failedfirst", "newfirst",
+              "stepwise", "stepwise_skip", "exitfirst", "maxfail", "xmlpath", "usepdb", "usepdb_cls", "trace",
+              "basetemp", "numprocesses", "maxprocesses", "dist", "collectonly", "importmode", "inifilename",
+              "override_ini", "plugins", "noconftest", "rootdir", "resultlog", "reportlog"}
+
+
+def given_options(config: pytest.Config) -> list[str]:
+    """The options the user gave this run (a conftest's own ``--currency EUR`` too), for the repair's run:
+    its collection then sees what this run saw. Not passed: see ``_NOT_GIVEN`` (and ``--heal*``)."""
+    parser = getattr(getattr(config, "_parser", None), "optparser", None)  # pytest's argparse parser
+    actions = {name: action for action in getattr(parser, "_actions", ()) for name in action.option_strings}
+    words, given = list(config.invocation_params.args), []
+    while words:
+        word = words.pop(0)
+        if word == "--":
+            break  # the rest is test selection
+        if not word.startswith("-") or word == "-":
+            continue  # a test path or node id: the repair is given its own
+        name, eq, value = word.partition("=") if word.startswith("--") else (word[:2], "", word[2:])
+        action = actions.get(name)
+        if action is None:  # not an option pytest knows: pass it on as it came
+            given.append(word)
+            continue
+        takes = action.nargs != 0
+        if not takes and value and not word.startswith("--"):  # -vx: several flags in one word
+            words[:0] = [f"-{flag}" for flag in value]
+            value = ""
+        if takes and not (eq or value) and words:
+            value = words.pop(0)
+        dest = str(action.dest)
+        if dest in _NOT_GIVEN or dest.startswith(("heal", "cov")):
+            continue
+        given.append(name if not takes else (f"{name}={value}" if name.startswith("--") else name + value))
+    return given
 
 
 def _target_of(item: pytest.Item) -> str | None:

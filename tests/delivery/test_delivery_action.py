@@ -81,6 +81,7 @@ def project(tmp_path: Path) -> Path:
     (work / "tests" / "test_shapes.py").rename(work / "test_shapes.py")
     git(work, "add", "-A")
     git(work, "-c", "user.name=Dev", "-c", "user.email=dev@example.test", "commit", "-qm", "tests at the top")
+    git(work, "push", "-q", "origin", "main")  # a runner checks out a commit that is on the remote
     return work
 
 
@@ -92,6 +93,7 @@ def test_with_a_token_each_fix_becomes_a_draft_pull_request_and_each_failure_an_
                                          "    assert cap(1) == 'never'\n")
     git(work, "add", "-A")
     git(work, "-c", "user.name=Dev", "-c", "user.email=dev@example.test", "commit", "-qm", "limits")
+    git(work, "push", "-q", "origin", "main")
     with GitHubServer() as server:
         inputs = {"token": server.token, "install": "false", "issues": "true", "issue-detail": "redacted"}
         runner = Runner(work, tmp_path, inputs, environment(server))
@@ -117,3 +119,13 @@ def test_without_a_token_the_patch_goes_to_the_job_summary(tmp_path):
     summary = runner.summary.read_text()
     assert "### Fixed `clamp`" in summary and "+        return high" in summary and "```diff" in summary
     assert git(tmp_path / "remote.git", "branch", "--list", "regrow/*") == ""
+
+
+def test_pytest_args_are_split_as_a_shell_splits_them(tmp_path):
+    work = project(tmp_path)
+    inputs = {"install": "false", "pytest-args": """-k "above or inside" 'test_shapes.py'"""}
+    steps = Runner(work, tmp_path, inputs, environment(None)).run()
+    assert [code for _, code, _ in steps] == [0, 0, 1], steps  # -k got one word: the tests ran and failed
+    assert "2 deselected" not in steps[0][2] and "### Fixed `clamp`" in (tmp_path / "summary.md").read_text()
+    unclosed = Runner(work, tmp_path, {"install": "false", "pytest-args": '-k "above'}, environment(None)).run()
+    assert unclosed[0][1] == 2 and "cannot be split as a shell would" in unclosed[0][2], unclosed

@@ -100,7 +100,7 @@ def test_a_failed_pull_request_does_not_undo_the_written_fix(tmp_path, server):
                *github(server))
     assert done.returncode == 3, done.stdout + done.stderr
     assert "return high  # the bug" in (work / "shapes.py").read_text()
-    assert "failed" in done.stdout and "answered 502" in done.stdout
+    assert "clamp: failed: " in done.stderr and "answered 502" in done.stderr  # a failure goes to stderr
 
 
 def test_no_fix_opens_one_issue_and_comments_on_a_repeat(tmp_path, server):

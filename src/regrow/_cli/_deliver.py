@@ -21,7 +21,7 @@ from .._delivery import _keep as delivery
 from .._delivery import _provenance as prov
 from .._delivery._git import Git
 from .._delivery._github import DEFAULT_API, GitHub, GitHubConfig
-from .._delivery._writeback import write_back
+from .._delivery._writeback import forceable, write_back
 from .._errors import RegrowError
 
 if TYPE_CHECKING:
@@ -110,11 +110,12 @@ def _git() -> Git:
 
 
 def after_fix(args: Keeping, target: Target, result: RepairResult, checks: Sequence[Any],
-              store: Store | None, out: TextIO) -> int:
-    """Keep the fix as asked; 0, or :data:`UNDELIVERED` with the reason on stderr."""
+              store: Store | None, out: TextIO, err: TextIO | None = None) -> int:
+    """Keep the fix as asked; 0, or :data:`UNDELIVERED` with the reason on ``err`` (stderr)."""
     import tempfile
 
     assert result.fix is not None
+    err = err or sys.stderr
     with tempfile.TemporaryDirectory(prefix="regrow-patch-") as scratch:
         code = 0
         record_path: Path | None = None
@@ -127,13 +128,13 @@ def after_fix(args: Keeping, target: Target, result: RepairResult, checks: Seque
                 written = write_back(target, result.fix.source, force=args.force)
                 print(f"regrow: wrote {target.filename} (backup: {written.backup})", file=out)
         except RegrowError as exc:
-            print(f"regrow: the fix was not kept: {exc}", file=sys.stderr)
+            print(f"regrow: the fix was not kept: {forceable(exc, '--force')}", file=err)
             code = UNDELIVERED
         if args.pr and record_path is not None:
             try:
-                code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out))
+                code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out, err))
             except RegrowError as exc:  # no token, no repository: the fix itself stands
-                print(f"regrow: the fix was not proposed: {exc}", file=sys.stderr)
+                print(f"regrow: the fix was not proposed: {exc}", file=err)
                 code = UNDELIVERED
         return code
 
@@ -161,9 +162,13 @@ def run_deliver(args: argparse.Namespace, out: TextIO) -> int:
     return _deliver_records(args, args.folder, None, out)
 
 
-def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: TextIO) -> int:
+def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: TextIO,
+                     err: TextIO | None = None) -> int:
+    """Deliver the records in ``folder`` (those in ``names``); a line each on ``out``, failures on ``err``."""
+    err = err or sys.stderr
     try:
-        found = [(record, patch) for record, patch in prov.read(folder)
+        found = [(record, patch) for record, patch in prov.read(folder, skipped=lambda note: print(
+                     f"regrow: {note}", file=err))
                  if names is None or f"{record.name}.json" in names]
     except (ValueError, OSError) as exc:
         raise RegrowError(f"cannot read the records in {folder}: {exc}") from exc
@@ -175,13 +180,19 @@ def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: Tex
             for record, patch in found:
                 delivered.append(_one(args, record, patch, git, github))
     for done in delivered:
-        detail = f": {done.message}" if done.message else ""
-        print(f"regrow: {done.record.qualname}: {done.status} {done.url}{detail}".rstrip(), file=out)
+        said = " ".join(part for part in (done.status, done.url) if part)
+        print(f"regrow: {done.record.qualname}: {said}{f': {done.message}' if done.message else ''}",
+              file=err if done.status == "failed" else out)
+    code = UNDELIVERED if any(done.status == "failed" for done in delivered) else 0
     summary = getattr(args, "summary", None)
     if summary is not None:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(delivery.summary(found, delivered))
-    return UNDELIVERED if any(done.status == "failed" for done in delivered) else 0
+        try:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(delivery.summary(found, delivered))
+        except OSError as exc:
+            print(f"regrow: the summary was not written: {exc}", file=err)
+            code = UNDELIVERED
+    return code
 
 
 def _one(args: Args, record: prov.Record, patch: bytes | None, git: Git | None,

@@ -34,22 +34,32 @@ class Git:
 
     @classmethod
     def of(cls, path: Path) -> Git | None:
-        """The repository holding ``path``, or ``None`` (not in one, or no git on this machine)."""
+        """The repository holding ``path``, or ``None`` when it is in none.
+
+        Raises :class:`GitError` when a folder above ``path`` holds a ``.git`` but git cannot answer
+        (not installed, or it refuses the repository: "dubious ownership"): a repository git cannot
+        read is not "no repository", and what relies on git's answer must not go on without it."""
         folder = path if path.is_dir() else path.parent
         try:
             done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
                                   timeout=_TIMEOUT, check=False, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            said = f"git could not run ({exc})"
+        else:
+            if done.returncode == 0:
+                return cls(Path(os.fsdecode(done.stdout.strip())))
+            lines = done.stderr.decode(errors="replace").strip().splitlines()
+            said = f"git says: {lines[0] if lines else f'exit status {done.returncode}'}"
+        holder = next((p for p in (folder.resolve(), *folder.resolve().parents) if (p / ".git").exists()), None)
+        if holder is None:
             return None
-        if done.returncode != 0:
-            return None
-        return cls(Path(os.fsdecode(done.stdout.strip())))
+        raise GitError(f"{holder} holds a git repository, but {said}")
 
     def run(self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None,
-            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+            check: bool = True, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
         try:
-            done = subprocess.run(["git", *args], cwd=self.root, input=input, capture_output=True, timeout=_TIMEOUT,
-                                  check=False, env={**os.environ, **(env or {})},
+            done = subprocess.run(["git", *args], cwd=cwd or self.root, input=input, capture_output=True,
+                                  timeout=_TIMEOUT, check=False, env={**os.environ, **(env or {})},
                                   stdin=None if input is not None else subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from exc
@@ -97,7 +107,7 @@ class Git:
             env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
             self.run("read-tree", parent, env=env)
             applied = self.run("apply", "--cached", "--whitespace=nowarn", "-", input=patch, env=env, check=False)
-            if applied.returncode != 0:
+            if applied.returncode != 0 and not self._apply_checked_out(patch, parent, env):
                 said = applied.stderr.decode(errors="replace").strip()
                 raise GitError(f"the patch does not apply to {parent[:12]}: {said}")
             tree = self.text("write-tree", env=env)
@@ -105,11 +115,81 @@ class Git:
         done = self.run("commit-tree", tree, "-p", parent, "-F", "-", input=message.encode(), env=identity)
         return done.stdout.decode().strip()
 
+    def _apply_checked_out(self, patch: bytes, parent: str, env: Mapping[str, str]) -> bool:
+        """Apply ``patch`` (made from the working tree's bytes) to the file as git checks it out of ``parent``
+        (``eol=crlf``, ``core.autocrlf``), and stage the result as git would commit it; ``False`` when the
+        checked-out bytes are the blob's own (the patch just does not fit)."""
+        relative = patch_path(patch)
+        if relative is None:
+            return False
+        blob = self.blob(parent, relative)
+        shown = self.checked_out(parent, relative)
+        if blob is None or shown is None or shown == blob:
+            return False
+        with tempfile.TemporaryDirectory(prefix="regrow-apply-") as scratch:
+            file = Path(scratch, "tree", relative)
+            file.parent.mkdir(parents=True)
+            file.write_bytes(shown)
+            applied = self.run("apply", "--whitespace=nowarn", "-", input=patch, cwd=Path(scratch, "tree"),
+                               env={"GIT_CEILING_DIRECTORIES": scratch}, check=False)
+            if applied.returncode != 0:
+                return False
+            fixed = file.read_bytes()
+        made = self.run("hash-object", "-w", f"--path={relative}", "--stdin", input=fixed).stdout.decode().strip()
+        mode = self.text("ls-tree", parent, "--", relative).split(" ", 1)[0]
+        self.run("update-index", "--cacheinfo", f"{mode},{made},{relative}", env=env)
+        return True
+
+    def checked_out(self, commit: str, relative: str) -> bytes | None:
+        """The bytes git would check out for ``relative`` at ``commit`` (its eol and filters applied)."""
+        done = self.run("cat-file", "--filters", f"{commit}:{relative}", check=False)
+        return done.stdout if done.returncode == 0 else None
+
     def _configured(self) -> bool:
         return all(self.run("config", key, check=False).stdout.strip() for key in ("user.name", "user.email"))
 
     def changed_paths(self, commit: str) -> list[str]:
-        return self.text("diff-tree", "--no-commit-id", "--name-only", "-r", f"{commit}^", commit).splitlines()
+        """The paths ``commit`` changes against its first parent (read with ``-z``: never quoted)."""
+        done = self.run("diff-tree", "-z", "--no-commit-id", "--name-only", "-r", f"{commit}^", commit)
+        return [os.fsdecode(name) for name in done.stdout.split(b"\0") if name]
+
+    def uncommitted(self) -> list[str]:
+        """The tracked files whose working-tree or staged content is not ``HEAD``'s (renames: both names)."""
+        entries = iter(self.run("status", "--porcelain=v1", "-z", "--untracked-files=no").stdout.split(b"\0"))
+        found = []
+        for entry in entries:
+            if entry:
+                found.append(os.fsdecode(entry[3:]))
+                if entry[:1] in (b"R", b"C"):  # then the name it had: "XY NEW\0OLD\0"
+                    found.append(os.fsdecode(next(entries, b"")))
+        return found
+
+    def commits_not_on(self, commit: str, remote: str, base: str) -> int | None:
+        """How many commits ``commit`` has that ``remote``'s ``base`` (as the remote has it now, or as last
+        fetched) does not; ``None`` when neither is known here."""
+        tracking = f"refs/remotes/{remote}/{base}"
+        known = [tracking] if self._has(tracking) else []
+        listed = self.text("ls-remote", "--heads", remote, f"refs/heads/{base}").split()
+        if listed and self._has(listed[0]):
+            known.append(listed[0])
+        if not known:
+            return None
+        return int(self.text("rev-list", "--count", commit, "--not", *known))
+
+    def remote_tip(self, remote: str, branch: str) -> str | None:
+        """The commit ``branch`` is at on ``remote``, its objects fetched (no ref is made or moved)."""
+        listed = self.text("ls-remote", "--heads", remote, f"refs/heads/{branch}").split()
+        if not listed:
+            return None
+        if not self._has(listed[0]):
+            self.run("fetch", "-q", "--no-tags", "--no-write-fetch-head", remote, f"refs/heads/{branch}")
+        return listed[0]
+
+    def _has(self, commit: str) -> bool:
+        return self.run("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}", check=False).returncode == 0
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
 
     def push_new(self, remote: str, commit: str, branch: str) -> None:
         """Push ``commit`` as the new branch ``branch``; refused by the remote if the branch exists."""
@@ -119,3 +199,11 @@ class Git:
     def create_branch(self, branch: str, commit: str) -> None:
         """Make the local branch ``branch`` at ``commit``; fails (moves nothing) if it exists."""
         self.run("update-ref", f"refs/heads/{branch}", commit, "")
+
+
+def patch_path(patch: bytes) -> str | None:
+    """The path a one-file patch of :func:`regrow._delivery._provenance.patch` changes (``+++ b/PATH``)."""
+    for line in patch.splitlines():
+        if line.startswith(b"+++ b/"):
+            return os.fsdecode(line[len(b"+++ b/"):])
+    return None

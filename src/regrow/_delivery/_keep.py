@@ -22,9 +22,10 @@ from .._errors import RegrowError
 from .._evidence._text import evidence_text
 from .._redact import redact_text
 from . import _provenance as prov
+from ._branch import build, check_existing
 from ._git import Git, GitError
 from ._github import GitHub, Unprocessable
-from ._writeback import plan, write_back, written_text
+from ._writeback import plan, refuse_installed, write_back, written_text
 
 if TYPE_CHECKING:
     from .._result import RepairResult
@@ -103,6 +104,7 @@ def save_patch(target: Target, result: RepairResult, checks: Sequence[Any] = (),
                store: Store | None = None, expected: str | None = None) -> Path:
     """Write the fix of ``result`` as a patch and its record (nothing else written); the record's path."""
     assert result.fix is not None
+    refuse_installed(Path(target.filename), f"no patch of {target.qualname}")
     before, after = plan(target, result.fix.source, expected)
     _, root, relative = where(Path(target.filename))
     record = record_of(target, result, checks, store, (before, after))
@@ -189,15 +191,18 @@ def propose(record: Record, patch: bytes, git: Git, github: GitHub, *, remote: s
     if not git.remote_has(remote, branch):
         if git.local_has(branch):
             raise RegrowError(f"a local branch {branch} exists but is not on {remote}; not moving it")
-        commit = _commit(record, patch, git, force)
+        commit = build(record, patch, git, remote=remote, base=base, force=force)
         try:
             git.push_new(remote, commit, branch)
         except GitError:
             if not git.remote_has(remote, branch):
                 raise
             # Another process pushed this failure's branch first: one branch, and one PR below either way.
+            check_existing(record, patch, git, branch, remote=remote, base=base)
         else:
             git.create_branch(branch, commit)  # only after the push: a failed push leaves no branch behind
+    else:  # pushed earlier (its pull request failed), or by someone else: only if it holds exactly the fix
+        check_existing(record, patch, git, branch, remote=remote, base=base)
     try:
         pull = github.create_pull(branch, base, f"regrow: fix {record.qualname}", pull_body(record))
     except Unprocessable as exc:
@@ -207,22 +212,6 @@ def propose(record: Record, patch: bytes, git: Git, github: GitHub, *, remote: s
         return Delivered(record, "exists", str(found[0].get("html_url", "")) if found else "", branch,
                          "already proposed")
     return Delivered(record, "opened", str(pull.get("html_url", "")), branch)
-
-
-def _commit(record: Record, patch: bytes, git: Git, force: bool) -> str:
-    parent = record.git_head or git.head()
-    if parent is None:
-        raise RegrowError("the repository has no commit to build the fix on")
-    committed = git.blob(parent, record.path)
-    if not force and (committed is None or prov.sha256(committed) != record.file_sha256_before):
-        raise RegrowError(f"the fix was proven on a version of {record.path} that is not the one committed at "
-                          f"{parent[:12]} (uncommitted changes?); commit them first, or force")
-    message = f"regrow: fix {record.qualname}\n\n{record.failure}\n\nRegrow-Fingerprint: {record.fingerprint}\n"
-    commit = git.commit_patch(patch, parent, message)
-    changed = git.changed_paths(commit)
-    if changed != [record.path]:
-        raise RegrowError(f"the commit would change {changed}, not only {record.path}; not pushed")
-    return commit
 
 
 def pull_body(record: Record) -> str:

@@ -37,13 +37,18 @@ class Place:
     git: Git | None
     root: Path
     relative: str
+    unusable: str = ""  # why git cannot be asked about a file that is in a repository ("" when it can)
 
 
 def place_of(path: Path) -> Place:
     """The project root of ``path``: the top of its git work tree, else the nearest folder above it
     holding a ``pyproject.toml``, else its own folder."""
     real = path.resolve()
-    git = Git.of(real)
+    try:
+        git = Git.of(real)
+    except GitError as exc:  # in a repository git cannot read: its top is still the project's root
+        root = next(p for p in (real, *real.parents) if (p / ".git").exists())
+        return Place(None, root, real.relative_to(root).as_posix(), str(exc))
     if git is not None:
         root = git.root.resolve()
     else:

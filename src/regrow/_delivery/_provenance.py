@@ -16,10 +16,11 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from .._errors import RegrowError
 from .._version import __version__
 from . import _files
 
@@ -103,7 +104,10 @@ class Record:
 
     @classmethod
     def from_json(cls, text: str) -> Record:
-        data: dict[str, Any] = json.loads(text)
+        """The record in ``text``; ``ValueError`` when it is not one (another tool's JSON)."""
+        data = json.loads(text)
+        if not isinstance(data, dict) or "regrow" not in data or data.get("kind") not in ("fix", "failure"):
+            raise ValueError("it has no regrow version and kind")
         fields = {field.name for field in dataclasses.fields(cls)}
         known = {key: value for key, value in data.items() if key in fields}
         for key in ("checks", "proved_by"):
@@ -117,21 +121,30 @@ def slug(text: str) -> str:
 
 
 def write(folder: Path, record: Record, patch_bytes: bytes | None) -> Path:
-    """Write the record (and its patch) into ``folder``, each atomically; returns the record's path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    if patch_bytes is not None:
-        record = dataclasses.replace(record, patch_name=f"{record.name}.patch", patch_sha256=sha256(patch_bytes))
-        _files.replace(folder / record.patch_name, patch_bytes, None)
-    path = folder / f"{record.name}.json"
-    _files.replace(path, record.to_json().encode(), None)
+    """Write the record (and its patch) into ``folder``, each atomically; returns the record's path.
+    A folder that cannot be made or written raises :class:`RegrowError` with the reason."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if patch_bytes is not None:
+            record = dataclasses.replace(record, patch_name=f"{record.name}.patch", patch_sha256=sha256(patch_bytes))
+            _files.replace(folder / record.patch_name, patch_bytes, None)
+        path = folder / f"{record.name}.json"
+        _files.replace(path, record.to_json().encode(), None)
+    except (OSError, _files.FileError) as exc:
+        raise RegrowError(f"cannot write the patch and its record into {folder}: {exc}") from exc
     return path
 
 
-def read(folder: Path) -> list[tuple[Record, bytes | None]]:
-    """Every record in ``folder`` (oldest first) with its patch, checked against the hash it was written with."""
+def read(folder: Path, skipped: Callable[[str], None] = lambda note: None) -> list[tuple[Record, bytes | None]]:
+    """Every record in ``folder`` (oldest first) with its patch, checked against the hash it was written with.
+    A JSON file that is not a regrow record (a ``package.json``) is left out, and ``skipped`` told why."""
     found = []
     for path in sorted(folder.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name)):
-        record = Record.from_json(path.read_text(encoding="utf-8"))
+        try:
+            record = Record.from_json(path.read_text(encoding="utf-8"))
+        except (ValueError, TypeError) as exc:
+            skipped(f"skipped {path.name}: not a regrow record ({exc})")
+            continue
         data = None
         if record.patch_name:
             data = (folder / record.patch_name).read_bytes()

@@ -29,7 +29,21 @@ from ._own_writes import Place, place_of
 
 
 class WriteBackError(RegrowError):
-    """The fix could not be written back; the file is as it was."""
+    """The fix could not be written back; the file is as it was. ``forceable``: forcing would write it,
+    and the message ends by saying so with ``force=True`` (:func:`forceable` names another option)."""
+
+    HINT = " ({} writes it anyway)"
+
+    def __init__(self, message: str, forceable: bool = False) -> None:
+        super().__init__(message + (self.HINT.format("force=True") if forceable else ""))
+        self.reason, self.forceable = message, forceable
+
+
+def forceable(exc: RegrowError, option: str) -> str:
+    """The message of ``exc``, naming ``option`` (``--force``) as what would write it anyway."""
+    if isinstance(exc, WriteBackError) and exc.forceable:
+        return exc.reason + WriteBackError.HINT.format(option)
+    return str(exc)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +82,7 @@ def write_back(target: Target, source: str, *, force: bool = False, expected: st
 def write_edit(path: Path, edit: Edit, *, force: bool = False, after: Callable[[Path], None] | None = None) -> Written:
     """Make ``edit`` in the file ``path`` (see :func:`write_back`)."""
     real = path.resolve()  # a symlink's target is what is written: the link stays a link
+    refuse_installed(path, f"not writing {edit.qualname} back")
     with _files.locked(real):
         _files.remove_stale_temps(real)
         try:
@@ -82,7 +97,7 @@ def write_edit(path: Path, edit: Edit, *, force: bool = False, after: Callable[[
         dirty, base = _dirty(place, real, before)
         refused = "; ".join(reason for reason in ([] if force else [_files.refusal(real, info), dirty]) if reason)
         if refused:
-            raise WriteBackError(f"not writing {edit.qualname} back: {refused} (force to write it anyway)")
+            raise WriteBackError(f"not writing {edit.qualname} back: {refused}", forceable=True)
         new = _rewritten(path, before, edit)
         try:
             kept = _files.backup(real, before, info, _own_writes.backup_folder(place))
@@ -105,6 +120,26 @@ def write_edit(path: Path, edit: Edit, *, force: bool = False, after: Callable[[
         if base is not None:  # the file was clean (or only regrow's): now it is only regrow's
             _own_writes.remember(place, base, new)
     return Written(real, kept, before, new)
+
+
+def refuse_installed(path: Path, doing: str) -> None:
+    """Raise :class:`WriteBackError` when ``path`` is in one of this interpreter's package folders
+    (site-packages: ``sysconfig``'s purelib and platlib, ``site``'s): that code was installed, not edited
+    in place, and a fix written there is lost at the next install (and reaches no one else)."""
+    import site
+    import sys
+    import sysconfig
+
+    folders = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    folders |= {sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})[key]
+                for key in ("purelib", "platlib")}
+    folders |= {*site.getsitepackages(), site.getusersitepackages()}
+    real = path.resolve()
+    for folder in sorted(folders):
+        if real.is_relative_to(Path(folder).resolve()):
+            raise WriteBackError(f"{doing}: {path} is installed code (under {folder}), not the source it was "
+                                 f"installed from; fix that source (an editable install, pip install -e, "
+                                 f"runs it in place)")
 
 
 def _restore(path: Path, backup: Path, info: os.stat_result, before: bytes) -> None:
@@ -131,12 +166,14 @@ def _rewritten(path: Path, before: bytes, edit: Edit) -> bytes:
 def _dirty(place: Place, path: Path, data: bytes) -> tuple[str, str | None]:
     """Why ``path`` (whose bytes are ``data``) counts as having uncommitted changes ("" when it does not),
     and the ``HEAD`` blob its changes are counted from when they are none or only regrow's own writes."""
+    if place.unusable:
+        return f"cannot tell whether {path} has uncommitted changes: {place.unusable}", None
     if place.git is None:
         return "", None
     try:
         said = place.git.changes(path)
     except GitError as exc:
-        return f"git cannot tell whether {path} has uncommitted changes ({exc})", None
+        return f"cannot tell whether {path} has uncommitted changes: {exc}", None
     if not said:
         return "", _own_writes.committed_blob(place)
     ours = _own_writes.only_ours(place, data)
