@@ -82,6 +82,20 @@ def test_a_capture_that_cannot_be_handed_over_says_why(fleet, store_url):
     store.close()
 
 
+def test_a_job_a_worker_cannot_run_is_left_for_another_not_marked_done(fleet, store_url):
+    """A worker of other code (a rolling deploy) or started in the wrong folder marked each such job done: the
+    worker that could run it never saw it."""
+    from regrow._service._worker import work
+
+    store = Store(store_url)
+    capture = capture_call(fleet.total, [[1, 2]], tests=[fleet.test_total])
+    other = store.submit({**capture, "source_hash": "0" * 16})  # captured from other code than this worker runs
+    assert work(store, until_idle=True, poll=0.01) == []  # not done here
+    (job,) = [job for job in store.jobs() if job["id"] == other]
+    assert job["state"] == "taken" and job.get("result") in (None, "")  # left, its short lease ending soon
+    store.close()
+
+
 def test_four_workers_drain_200_jobs_each_done_once(fleet, store_url, tmp_path):
     store = Store(store_url)
     fixable = [store.submit(capture_call(fleet.total, [[n, n + 1, n + 2]], tests=[fleet.test_total]))

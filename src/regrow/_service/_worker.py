@@ -37,6 +37,7 @@ from .._target._target import Target
 from .._target._unwrap import unwrap
 
 log = logging.getLogger("regrow")
+_LEAVE = 10.0  # seconds before a job a worker cannot run may be taken again (by another worker)
 
 
 def _ref(obj: Callable[..., Any]) -> str:
@@ -89,13 +90,14 @@ def heal_capture(capture: Mapping[str, Any], store: Store, *, proposers: Sequenc
         checks = [resolve(ref) for ref in capture.get("tests", ())]
         verify = resolve(capture["verify"]) if capture.get("verify") else None
     except (TargetError, ImportError, KeyError) as exc:
-        return {"ok": False, "reason": f"cannot import what the capture names: {exc}"}
+        return {"ok": False, "reason": f"cannot import what the capture names: {exc}", "runnable": False}
     if source_hash(Target.of(raw).source) != capture.get("source_hash"):
-        return {"ok": False, "reason": "the capture is of other source than this worker runs (source hash differs)"}
+        return {"ok": False, "reason": "the capture is of other source than this worker runs (source hash differs)",
+                "runnable": False}
     try:
         args, kwargs = decode(capture["args"], raw.__globals__), decode(capture["kwargs"], raw.__globals__)
     except (PlainError, KeyError) as exc:
-        return {"ok": False, "reason": f"the capture's arguments cannot be rebuilt: {exc}"}
+        return {"ok": False, "reason": f"the capture's arguments cannot be rebuilt: {exc}", "runnable": False}
     budget = capture.get("budget", {})
     name = holder or f"{HOST}:{os.getpid()}"
     with _single_flight(store, f"{capture['source_hash']}:{capture.get('fingerprint')}", name, lease):
@@ -170,6 +172,13 @@ def work(store: str | Store, *, name: str | None = None, lease: float = 120.0, p
                 except Exception as exc:  # one bad job must not stop the worker
                     log.warning("regrow worker: job %s failed: %r", job.id, exc)
                     outcome = {"ok": False, "reason": f"the worker failed: {type(exc).__name__}: {exc}"}
+            if outcome.get("runnable") is False:  # not this worker's to run (other code, another folder): left to
+                # one that can, once a short lease ends (a job no worker can run is given up after max_attempts)
+                log.warning("regrow worker: job %s is not for this worker (%s); left for another", job.id,
+                            outcome["reason"])
+                with contextlib.suppress(Exception):
+                    opened.renew(job, _LEAVE)
+                continue
             if _finished(opened, job, {**outcome, "worker": name}, poll):
                 completed.append(job.id)
     finally:
