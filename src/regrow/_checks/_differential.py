@@ -18,6 +18,7 @@ Two strengths:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import signal
@@ -156,11 +157,18 @@ class Differential(BaseCheck):
                 raise CheckFailed("returns the same for every input near the failing call (where the original "
                                   "raised on all): that discards the function's logic rather than fixing it")
             return
-        outputs = {_value(after) for _, after in returned}
+        outputs = collections.Counter(_value(after) for _, after in returned)
         if len(returned) >= 4 and len({_value(before) for before, _ in returned}) > 1 and len(outputs) == 1 \
                 and next(iter(outputs)).startswith("returned "):
             raise CheckFailed(f"returns the same for all {len(returned)} inputs near the failing call where the "
                               "original's results differ: it fits the checks, not the function")
+        # A lookup table of the tests' inputs with a default: the same value on all but the one or two inputs that
+        # are the tests' own, where the original's results differed from each other.
+        common, times = outputs.most_common(1)[0] if outputs else ("", 0)
+        if len(returned) >= 8 and len({_value(before) for before, _ in returned}) >= 4 and \
+                times >= len(returned) - max(1, len(returned) // 8) and common.startswith("returned "):
+            raise CheckFailed(f"returns the same for {times} of the {len(returned)} inputs near the failing call "
+                              "where the original's results differ: it fits the checks, not the function")
         raising = sum(after.startswith("raised ") or after == "timeout" for _, after in returned)
         if len(returned) >= 4 and 2 * raising > len(returned):
             raise CheckFailed(f"raises on {raising} of the {len(returned)} inputs near the failing call where the "

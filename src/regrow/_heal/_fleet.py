@@ -49,6 +49,9 @@ def holder_name() -> str:
     return f"{HOST}:{os.getpid()}:{threading.get_ident()}"
 
 
+_COOLING = " (cooling down)"  # a claim kept by a process that found no fix, for its cooldown
+
+
 def run_claimed(request: RepairRequest, *, lease: float = LEASE, bound: float | None = None) -> RepairResult:
     """Run ``request`` as the fleet's one session for its failure, or wait for the fleet's fix.
 
@@ -73,6 +76,10 @@ def run_claimed(request: RepairRequest, *, lease: float = LEASE, bound: float | 
             return _hold(request, store, key, me, lease)
         if landed:
             return _served(request)
+        if holder is not None and holder.endswith(_COOLING):  # it found no fix: no waiting for one that cannot land
+            return refused_result(request.target.qualname, request.failure,
+                                  f"another process ({holder.removesuffix(_COOLING)}) found no fix for this failure; "
+                                  "the fleet tries again after its cooldown", request.options)
         if time.monotonic() >= deadline:
             return refused_result(request.target.qualname, request.failure,
                                   f"another process ({holder or 'unknown'}) holds the repair of this failure and "
@@ -90,10 +97,9 @@ def _hold(request: RepairRequest, store: Store, key: str, me: str, lease: float)
             store.release(key, me)
         raise
     with contextlib.suppress(Exception):
-        if not result.ok and request.options.cooldown > 0:
-            store.claim(key, me, request.options.cooldown)
-        else:
-            store.release(key, me)
+        store.release(key, me)
+        if not result.ok and request.options.cooldown > 0:  # held, marked, for the cooldown: the fleet waits not
+            store.claim(key, me + _COOLING, request.options.cooldown)
     return result
 
 
