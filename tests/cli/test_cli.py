@@ -246,3 +246,15 @@ def test_a_test_that_hangs_on_the_original_gets_no_more_than_the_command_s_timeo
     said = re.search(r"test_odd did not finish in ([0-9.]+)s", done.stdout + done.stderr)
     # at most half of what is left of --timeout: the other half is the search's
     assert said is not None and float(said.group(1)) <= 3 / 2, (done.stdout, done.stderr)
+
+
+def test_an_lru_cache_under_another_decorator_is_cleared_for_each_candidate(tmp_path: Path) -> None:
+    """Under a functools.wraps decorator the cache kept the original's results across candidates: every candidate
+    failed with the cached ``assert -1 == 5`` (the same function with lru_cache alone was fixed)."""
+    (tmp_path / "mod.py").write_text("import functools\n\n\ndef deco(f):\n    @functools.wraps(f)\n"
+                                     "    def w(*a, **k):\n        return f(*a, **k)\n    return w\n\n\n"
+                                     "@deco\n@functools.lru_cache(maxsize=None)\ndef add(a, b):\n    return a - b\n")
+    (tmp_path / "test_mod.py").write_text("from mod import add\n\n\ndef test_a():\n    assert add(2, 3) == 5\n\n\n"
+                                          "def test_b():\n    assert add(0, 0) == 0\n")
+    done = regrow(tmp_path, "heal", "mod.py::add", "--test", "test_mod.py", "-q")
+    assert done.returncode == 0 and "fixed by engine" in done.stdout, (done.stdout, done.stderr)

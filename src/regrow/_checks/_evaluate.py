@@ -106,10 +106,15 @@ def clear_caches(target: Target) -> None:
     if target.owner is not None:
         holders += list(vars(target.owner).values())
     for holder in holders:
-        clear = getattr(holder, "cache_clear", None) if hasattr(holder, "cache_info") else None
-        if callable(clear):
-            with contextlib.suppress(Exception):
-                clear()
+        layer = holder
+        for _ in range(8):  # and the decorators it wraps (an lru_cache under a functools.wraps decorator)
+            clear = getattr(layer, "cache_clear", None) if hasattr(layer, "cache_info") else None
+            if callable(clear):
+                with contextlib.suppress(Exception):
+                    clear()
+            layer = getattr(layer, "__wrapped__", None) if callable(layer) else None
+            if layer is None:
+                break
 
 
 def reason_of(exc: BaseException) -> str:
