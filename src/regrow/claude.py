@@ -23,7 +23,7 @@ from typing import Any
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server, tool
 
-from ._cli._agent import DEFAULT_STORE, heal_limit
+from ._cli._agent import DEFAULT_STORE, heal_limit, project_folder
 from ._cli._agent import history as read_history
 from ._cli._agent_process import OperationError, run_operation
 from ._errors import RegrowError
@@ -72,8 +72,9 @@ def healing_tool(name: str, description: str, input_schema: type | dict[str, Any
 
 def regrow_tools(root: str | Path = ".", store: str | Path | None = None) -> list[SdkMcpTool[Any]]:
     """regrow's four tools as SDK tools, working in the project folder ``root`` (the ledger in ``store``,
-    ``root/.regrow/ledger.sqlite`` by default). Their results are JSON text; a failure is ``is_error``."""
-    folder = Path(root).resolve()
+    ``root/.regrow/ledger.sqlite`` by default). Their results are JSON text; a failure is ``is_error``.
+    A ``root`` that is not a folder is a :class:`~regrow.RegrowError` here."""
+    folder = project_folder(root)
     ledger = Path(store) if store is not None else folder / DEFAULT_STORE
 
     async def run(request: dict[str, Any], limit: float) -> dict[str, Any]:
@@ -83,18 +84,20 @@ def regrow_tools(root: str | Path = ".", store: str | Path | None = None) -> lis
             return _text(str(exc), error=True)
 
     @tool("heal_function", "Repair a Python function (path.py::qualname) until its pytest tests pass: every "
-          "verdict, the fix and its diff; apply=true writes the fix into the file (with a backup).",
+          "verdict, the fix and its diff; apply=true writes the fix into the file (with a backup; force=true "
+          "also over uncommitted changes).",
           {"type": "object", "required": ["target", "tests"], "properties": {
               "target": {"type": "string"}, "tests": {"type": "array", "items": {"type": "string"}},
-              "model": {"type": "string"}, "apply": {"type": "boolean"}, "max_candidates": {"type": "integer"},
-              "timeout": {"type": "number"}}})
+              "model": {"type": "string"}, "apply": {"type": "boolean"}, "force": {"type": "boolean"},
+              "max_candidates": {"type": "integer"}, "timeout": {"type": "number"}}})
     async def heal_function(args: dict[str, Any]) -> dict[str, Any]:
         # A budget not given is the configuration's ([tool.regrow], REGROW_*), as the worker reads it in root.
         timeout = None if args.get("timeout") is None else float(args["timeout"])
         most = None if args.get("max_candidates") is None else int(args["max_candidates"])
         return await run({"op": "heal_function", "target": args["target"], "tests": args["tests"],
                           "model": args.get("model"), "apply": bool(args.get("apply", False)),
-                          "max_candidates": most, "timeout": timeout, "store": str(ledger)},
+                          "force": bool(args.get("force", False)), "max_candidates": most, "timeout": timeout,
+                          "store": str(ledger)},
                          heal_limit(folder, timeout))
 
     checks_schema = {"type": "object", "required": ["target", "tests"], "properties": {

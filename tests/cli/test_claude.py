@@ -121,3 +121,24 @@ def test_regrow_tools_heal_a_project_through_the_in_process_server(tmp_path):
     assert past["count"] == 1 and past["sessions"][0]["ok"] == 1
     assert bad.is_error and "no such file: shop/nope.py" in bad.content[0].text
     assert missing.is_error and "tests" in missing.content[0].text  # the SDK's own input validation
+
+
+def test_regrow_tools_refuse_a_missing_root_bad_budgets_and_targets_outside_it(tmp_path):
+    with pytest.raises(regrow.RegrowError, match="does not exist or is not a folder"):
+        regrow_tools(tmp_path / "nowhere")
+    root = tmp_path / "shop"
+    shutil.copytree(PROJECT, root)
+    assert "force" in regrow_tools(root)[0].input_schema["properties"]  # type: ignore[index]
+    config = regrow_server(root)
+    tests = ["tests/test_stock.py"]
+
+    async def main() -> Any:
+        async with Client(config["instance"]) as client:
+            zero = await client.call_tool("heal_function", {"target": "shop/stock.py::restock", "tests": tests,
+                                                            "max_candidates": 0})
+            outside = await client.call_tool("run_checks", {"target": "../elsewhere.py::f", "tests": tests})
+            return zero, outside
+
+    zero, outside = anyio.run(main)
+    assert zero.is_error and "max_candidates: a whole number of at least 1, not '0'" in zero.content[0].text
+    assert outside.is_error and "'../elsewhere.py::f' is outside the project folder" in outside.content[0].text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -58,7 +59,8 @@ def test_lists_the_four_tools_with_their_parameters(shop):
     assert set(by_name) == {"heal_function", "run_checks", "explain_failure", "history"}
     heal = by_name["heal_function"].input_schema
     assert set(heal["required"]) == {"target", "tests"}
-    assert {"model", "apply", "max_candidates"} <= set(heal["properties"])
+    assert {"model", "apply", "force", "max_candidates"} <= set(heal["properties"])
+    assert heal["properties"]["force"]["default"] is False
     assert "ctx" not in heal["properties"]
     assert "verdict" in (by_name["heal_function"].description or "")
 
@@ -145,8 +147,6 @@ def test_store_option_and_a_heal_without_apply_leaves_the_file(shop, tmp_path):
 
 
 def test_the_core_never_imports_the_agent_sdks_and_says_which_extra_is_missing(tmp_path):
-    import subprocess
-
     probe = ("import sys, regrow, regrow._cli._main, regrow._cli._agent\n"
              "print(sorted(m for m in ('mcp', 'langchain_core', 'claude_agent_sdk', 'anyio') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
@@ -184,3 +184,104 @@ def test_a_heal_takes_its_budget_from_the_configuration_unless_the_call_gives_on
     assert totals and all(total == 3 for total in totals)
     assert given["budget"] == {"max_candidates": 500, "timeout": 120.0}, given
     assert given["status"] == "fixed"
+
+
+def error_of(result: Any) -> str:
+    assert result.is_error, result.content
+    return str(result.content[0].text)
+
+
+def test_bad_input_is_a_tool_error_with_the_reason_the_command_gives(shop):
+    # Before: a bad model was "the worker ended (status 1) without a result; see the log", and a budget
+    # that allows no search was accepted.
+    calls = [{"model": "nope:x"}, {"model": "gpt-5"}, {"max_candidates": 0}, {"max_candidates": -5},
+             {"timeout": 0}, {"timeout": -1}]
+
+    async def body(client: Client) -> list[str]:
+        return [error_of(await client.call_tool("heal_function", {"target": TARGET, "tests": TESTS, **call}))
+                for call in calls]
+
+    errors = session(shop, body)
+    assert "unknown provider 'nope'" in errors[0]
+    assert "'gpt-5' must be 'provider:model', e.g. 'openai:gpt-5'" in errors[1]
+    assert [error.split(": ", 1)[1] for error in errors[2:]] == [  # after the SDK's "Error executing tool ..."
+        "heal_function: max_candidates: a whole number of at least 1, not '0'",
+        "heal_function: max_candidates: a whole number of at least 1, not '-5'",
+        "heal_function: timeout: a number of seconds above 0, not '0'",
+        "heal_function: timeout: a number of seconds above 0, not '-1'"]
+    assert (shop / "shop" / "stock.py").read_text() == (PROJECT / "shop" / "stock.py").read_text()
+
+
+def test_a_root_that_is_not_a_folder_is_refused_at_start_and_a_worker_that_cannot_start_says_why(shop, tmp_path):
+    params = server(shop, "--root", str(tmp_path / "nowhere"))
+    done = subprocess.run([params.command, *params.args], cwd=shop, env={**os.environ, **(params.env or {})},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"regrow: error: the project folder '{tmp_path / 'nowhere'}' does not exist or is not a folder"]
+
+    async def body(client: Client) -> str:
+        shutil.rmtree(shop)  # gone after the server started: its calls say so (before: a bare "Error executing tool")
+        return error_of(await client.call_tool("run_checks", {"target": TARGET, "tests": TESTS}))
+
+    assert "run_checks: its worker could not start in" in session(shop, body)
+
+
+def test_targets_and_tests_outside_the_root_are_refused(shop, tmp_path):
+    outside = tmp_path / "outside"
+    shutil.copytree(shop / "shop", outside)
+    before = (outside / "stock.py").read_text()
+
+    async def body(client: Client) -> list[str]:
+        calls = [("heal_function", {"target": "../outside/stock.py::restock", "tests": TESTS, "apply": True}),
+                 ("heal_function", {"target": f"{outside / 'stock.py'}::restock", "tests": TESTS, "apply": True}),
+                 ("run_checks", {"target": TARGET, "tests": [str(tmp_path / "elsewhere" / "test_x.py")]}),
+                 ("explain_failure", {"target": "json::dumps", "tests": TESTS})]
+        return [error_of(await client.call_tool(name, arguments)) for name, arguments in calls]
+
+    errors = session(shop, body, "--root", str(shop))
+    assert all("is outside the project folder" in error for error in errors), errors
+    assert f"heal_function: '../outside/stock.py::restock' is outside the project folder {shop} (" in errors[0]
+    assert "json" in errors[3] and "__init__.py" in errors[3]  # a module found elsewhere on the path
+    assert (outside / "stock.py").read_text() == before  # before: healed and written there
+
+
+def test_apply_refused_over_uncommitted_changes_says_why_and_force_writes(shop):
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=shop, check=True,
+                       capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    stock = shop / "shop" / "stock.py"
+    stock.write_text(stock.read_text() + "# a local edit\n")
+
+    async def body(client: Client) -> tuple[Any, Any]:
+        arguments = {"target": TARGET, "tests": TESTS, "apply": True}
+        refused = await client.call_tool("heal_function", arguments)
+        assert "total = current - amount" in stock.read_text()  # not written
+        forced = await client.call_tool("heal_function", {**arguments, "force": True})
+        return payload(refused), payload(forced)
+
+    refused, forced = session(shop, body)
+    # Before: status "not fixed", reason "", and a log saying "fixed, but not kept (see above)" with nothing above.
+    assert refused["status"] == "not kept" and refused["applied"] is False and refused["exit_status"] == 3
+    assert "has uncommitted changes" in refused["reason"] and "(force=true writes it anyway)" in refused["reason"]
+    assert "+    total = current + amount" in refused["diff"]
+    log = refused["log"]
+    assert "regrow: the fix was not kept: " in log and "has uncommitted changes" in log
+    assert log.index("has uncommitted changes") < log.index("fixed, but not kept (see above)")
+    assert forced["status"] == "fixed" and forced["applied"] is True
+    assert "total = current + amount" in stock.read_text() and "# a local edit" in stock.read_text()
+
+
+def test_a_worker_that_fails_unexpectedly_still_answers_with_the_reason(shop):
+    # Before: it died with a traceback on stderr, and the tool said only "the worker ended (status 1)".
+    request = {"op": "run_checks", "target": TARGET, "tests": TESTS, "unexpected": 1}
+    done = subprocess.run([sys.executable, "-m", "regrow._cli._agent"], cwd=shop, input=json.dumps(request),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])["result"]
+    assert result["status"] == "error" and result["exit_status"] == 70
+    assert result["error"].startswith("TypeError: ") and "unexpected" in result["error"]

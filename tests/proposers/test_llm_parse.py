@@ -71,6 +71,10 @@ CASES = [
          "isdigit"),
     Case("good-then-broken-block", fenced(FIX) + "or shorter:\n" + fenced("def parse_price(text:\n"), True,
          "isdigit"),
+    # A docstring's own ``` example, indented with the code, does not close a ``` fence (CommonMark).
+    Case("docstring-fence-inside-block", fenced(FIX.replace("    digits", '    """Digits: ```1.5```\n\n    ```\n'
+                                                            '    >>> parse_price("$1")\n    ```\n    """\n    digits')),
+         True, '    ```\n    """'),
     Case("indented-in-list", "1. Replace it with:\n\n   ```python\n" + textwrap.indent(FIX, "   ") + "   ```\n",
          True, "isdigit"),
     Case("crlf", fenced(FIX).replace("\n", "\r\n"), True, "isdigit"),
@@ -117,6 +121,14 @@ def parse_price(text: str, currency: str = "$") -> float:
     Case("prose-only", "The function fails because of the rupee sign. Strip it first.", False, "no Python code"),
     Case("only-bash-block", fenced("pip install prices", "bash"), False, "```bash"),
     Case("wrong-name", fenced(FIX.replace("parse_price", "parse_cost")), False, "`parse_cost` but not `parse_price`"),
+    # Before: "the reply defines `parse_price` but not `parse_price`".
+    Case("function-echoed-in-a-class", fenced("class Prices:\n" + textwrap.indent(FIX, "    ")), False,
+         "defines `parse_price` as a method of class `Prices`, not as a function at top level;"),
+    Case("function-nested-in-another", fenced("def outer():\n" + textwrap.indent(FIX, "    ")), False,
+         "defines `parse_price` as a function nested in `outer`, not as a function at top level;"),
+    Case("method-in-another-class", fenced("class Basket:\n    def total(self, items):\n        return sum(items)\n"),
+         False, "as a method of class `Basket`, not as a function at top level or a method of class `Cart`",
+         original=METHOD_ORIGINAL, owner="Cart"),
     Case("no-function", fenced("price = float(text)\n"), False, "no function definition"),
     Case("lambda-instead", fenced('parse_price = lambda text, currency="$": 1.0\n'), False, "no function"),
     Case("dropped-parameter", fenced("def parse_price(text: str) -> float:\n    return 1.0\n"), False,
@@ -299,3 +311,23 @@ def test_an_echo_is_told_apart_from_other_refusals() -> None:
     assert parse_reply(fenced(docstring_only), rules).echo
     assert not parse_reply(fenced(FIX.replace("parse_price", "parse_cost")), rules).echo
     assert not parse_reply(fenced(FIX), rules).echo
+
+
+DEEP = {  # under MAX_REPLY_CHARS, each too deep for the parser or for ast's own walks (ast.dump, ast.unparse)
+    "binop-chain": "    return float(text)" + " + 0" * 40_000,
+    "attribute-chain": "    y = text" + ".real" * 30_000 + "\n    return 1.0",
+    "slice-chain": "    y = text" + "[0:]" * 30_000 + "\n    return 1.0",
+    "unary-chain": "    return " + "- -" * 2_000 + "1.0",
+    "parses-but-too-deep-to-walk": "    return float(text)" + " + 0" * 2_000,
+    "lambdas": "    y = " + "lambda: " * 5_000 + "1\n    return 1.0",
+}
+
+
+@pytest.mark.parametrize("shape", ["fenced", "bare", "prose"])
+@pytest.mark.parametrize("name", list(DEEP))
+def test_code_nested_too_deeply_is_refused_with_its_reason_not_raised(name: str, shape: str) -> None:
+    code = f"{DEF}\n{DEEP[name]}\n"
+    reply = {"fenced": fenced(code), "bare": code, "prose": f"The fix:\n\n{code}\nThat is all."}[shape]
+    parsed = parse_reply(reply, rules_for(Case("x", "", True)))  # before: RecursionError, ending the model's turn
+    assert parsed.source is None
+    assert "nested too deeply" in parsed.reason and "write it with less nesting" in parsed.reason

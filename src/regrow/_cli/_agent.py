@@ -10,6 +10,7 @@ user's code and tests print goes to stderr, so it can never corrupt the channel)
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -23,9 +24,13 @@ from .._errors import RegrowError
 from .._events import Event
 from .._proposers._engine import Engine
 from .._proposers._proposer import Request
+from .._redact import redact_text
 from .._settings import ConfigError, configured
 from .._store import Store
-from ._deliver import Keeping
+from ._deliver import UNDELIVERED, Keeping
+from ._guard import INTERNAL
+from ._history import count, seconds
+from ._preflight import check_model
 from ._project import TIMEOUT, Prepared, ProjectHeal, collect, project_options, run_heal
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)
@@ -35,25 +40,28 @@ DEFAULT_STORE = ".regrow/ledger.sqlite"
 HEAL_GRACE = 60.0  # seconds past a heal's own budget before its worker is stopped
 
 
-def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: bool = False,
+def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: bool = False, force: bool = False,
          max_candidates: int | None = None, store: str | None = DEFAULT_STORE, timeout: float | None = None,
          progress: Progress | None = None) -> dict[str, Any]:
     """Heal ``target`` (``path.py::qualname``) until ``tests`` (pytest node ids) pass, as ``regrow heal`` does:
-    every verdict, the diff of the fix, and whether it was written (``apply``). ``model``, ``max_candidates``
-    and ``timeout`` not given (``None``) are the configuration's (``[tool.regrow]``, ``REGROW_*``), else the
-    command's defaults; ``budget`` in the result says which were used."""
+    every verdict, the diff of the fix, and whether it was written (``apply``; ``force``: over uncommitted
+    changes, as ``--force``). ``model``, ``max_candidates`` and ``timeout`` not given (``None``) are the
+    configuration's (``[tool.regrow]``, ``REGROW_*``), else the command's defaults; ``budget`` in the result
+    says which were used. Bad input (a budget below 1, an unknown model) is refused as the command refuses it."""
     out, verdicts = io.StringIO(), list[dict[str, Any]]()
     found: dict[str, Any] = {"target": target, "tests": list(tests), "verdicts": verdicts, "fix": None, "diff": "",
                              "applied": False}
     log = _VerdictLog(verdicts, 0, progress)
-    given = {name: value for name, value in (("max_candidates", max_candidates), ("timeout", timeout))
-             if value is not None}
+    said = _Said(out)  # why a fix was not kept: in the log where it happened, and the result's reason
     try:
+        given = _budget(max_candidates, timeout)
+        if model is not None:
+            check_model(model)
         options = project_options(model=model, store=store or None, on_event=[log], **given)
         log.total = options.budget.max_candidates
         found["budget"] = {"max_candidates": options.budget.max_candidates, "timeout": options.budget.timeout}
-        request = ProjectHeal(target, tuple(tests), options, keeping=Keeping(apply=apply))
-        prepared = collect(request, out)
+        request = ProjectHeal(target, tuple(tests), options, keeping=Keeping(apply=apply, force=force), errors=said)
+        prepared = _collect(request, out)
         found["target"] = _name(prepared)
         if prepared.failure is None:
             return _done(found, "nothing to repair" if prepared.status == 0 else "not healable", prepared.status, out)
@@ -69,7 +77,48 @@ def heal(target: str, tests: Sequence[str], *, model: str | None = None, apply: 
         found["fix"] = {"origin": fix.origin, "operator": fix.operator, "line": fix.line, "source": fix.source}
         found["diff"] = result.diff
         found["applied"] = apply and status == 0
+    if status == UNDELIVERED:  # found and proven, but apply could not write it: the diff stands, and why
+        found["reason"] = said.getvalue().strip().removeprefix("regrow: ").replace("--force", "force=true")
+        return _done(found, "not kept", status, out)
     return _done(found, "fixed" if result.ok and status == 0 else "not fixed", status, out)
+
+
+def _budget(max_candidates: int | None, timeout: float | None) -> dict[str, Any]:
+    """The budget a call gave; refused as ``regrow heal`` refuses it (``--max-candidates 0``) if it allows no search."""
+    given: dict[str, Any] = {}
+    for name, value, kind in (("max_candidates", max_candidates, count), ("timeout", timeout, seconds)):
+        if value is not None:
+            try:
+                given[name] = kind(f"{value:g}" if isinstance(value, float) else str(value))
+            except argparse.ArgumentTypeError as exc:
+                raise RegrowError(f"{name}: {exc}") from None
+    return given
+
+
+def _collect(request: ProjectHeal, out: io.StringIO) -> Prepared:
+    """:func:`collect`, for a target and tests inside the project folder (the worker's) only: an agent's call
+    reads and writes nothing outside the folder the server was given (``regrow mcp --root``)."""
+    root = Path.cwd().resolve()
+    for reference in (request.target, *request.tests):
+        _inside(root, reference.split("::", 1)[0], reference)
+    prepared = collect(request, out)
+    _inside(root, prepared.target.filename, request.target)  # a module name (``pkg.mod::f``) found elsewhere
+    return prepared
+
+
+def _inside(root: Path, path: str, reference: str) -> None:
+    where = (root / path).resolve()
+    if where != root and root not in where.parents:
+        raise RegrowError(f"{reference!r} is outside the project folder {root} ({where}); the tools read and "
+                          "write only inside it")
+
+
+def project_folder(root: str | Path) -> Path:
+    """The agent tools' project folder, resolved; one that is not a folder is refused at once (bad input)."""
+    folder = Path(root).resolve()
+    if not folder.is_dir():
+        raise RegrowError(f"the project folder {str(root)!r} does not exist or is not a folder")
+    return folder
 
 
 def heal_limit(root: str | Path, timeout: float | None) -> float:
@@ -88,7 +137,7 @@ def run_checks(target: str, tests: Sequence[str]) -> dict[str, Any]:
     out = io.StringIO()
     found: dict[str, Any] = {"target": target, "tests": []}
     try:
-        prepared = collect(ProjectHeal(target, tuple(tests)), out)
+        prepared = _collect(ProjectHeal(target, tuple(tests)), out)
     except RegrowError as exc:
         return _done(found, "error", 2, out, error=str(exc))
     found["target"] = _name(prepared)
@@ -104,7 +153,7 @@ def explain_failure(target: str, tests: Sequence[str], *, top: int = 5, timeout:
     out = io.StringIO()
     found: dict[str, Any] = {"target": target, "lines": []}
     try:
-        prepared = collect(ProjectHeal(target, tuple(tests)), out)
+        prepared = _collect(ProjectHeal(target, tuple(tests)), out)
         found["target"] = _name(prepared)
         if prepared.failure is None:
             return _done(found, "nothing to explain", prepared.status, out)
@@ -135,6 +184,18 @@ def history(store: str | Path = DEFAULT_STORE, target: str | None = None, limit:
     finally:
         ledger.close()
     return {"store": str(store), "target": qualname, "count": len(sessions), "sessions": sessions[:limit]}
+
+
+class _Said(io.StringIO):
+    """What a heal says on its error stream: kept, and written into its log too, where it happened."""
+
+    def __init__(self, log: io.StringIO) -> None:
+        super().__init__()
+        self.log = log
+
+    def write(self, text: str) -> int:
+        self.log.write(text)
+        return super().write(text)
 
 
 class _VerdictLog:
@@ -197,6 +258,9 @@ def main() -> int:
         result = operation(**request)
     except RegrowError as exc:
         result = {"status": "error", "exit_status": 2, "error": str(exc)}
+    except Exception as exc:  # a fault of regrow's own: the call's error, not a worker that ends without a result
+        error = f"{type(exc).__name__}: {redact_text(str(exc))[:500]}"
+        result = {"status": "error", "exit_status": INTERNAL, "error": error}
     send({"type": "result", "result": result})
     return 0
 

@@ -32,8 +32,11 @@ async def run_operation(request: dict[str, Any], *, root: Path, limit: float, py
     """The result of ``request`` (``{"op": ..., arguments}``) run by a worker in ``root``, within ``limit``
     seconds; each progress line it sends goes to ``on_progress``. :class:`OperationError` when it fails."""
     result: dict[str, Any] | None = None
-    process = await anyio.open_process([python, "-m", "regrow._cli._agent"], cwd=root, stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, stderr=None)  # its stderr is the host's log
+    try:
+        process = await anyio.open_process([python, "-m", "regrow._cli._agent"], cwd=root, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=None)  # its stderr is the host's log
+    except OSError as exc:  # the project folder is gone, or the interpreter
+        raise OperationError(f"{request['op']}: its worker could not start in {root}: {exc}") from None
     async with process:
         assert process.stdin is not None and process.stdout is not None
         await process.stdin.send(json.dumps(request).encode())

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from .._version import __version__
-from ._agent import DEFAULT_STORE, heal_limit
+from ._agent import DEFAULT_STORE, heal_limit, project_folder
 from ._agent import history as read_history
 from ._agent_process import OperationError, run_operation
 
@@ -25,14 +25,16 @@ regrow repairs a failing Python function and proves the fix against its pytest t
 Targets are `path/to/module.py::function` (or `::Class.method`), relative to the project folder;
 tests are pytest node ids or test files. explain_failure says where to look; run_checks runs the
 tests as they are; heal_function searches for a fix and returns every verdict and the diff
-(apply=true writes the fix into the file, with a backup); history lists earlier repairs."""
+(apply=true writes the fix into the file, with a backup; force=true also over uncommitted changes);
+history lists earlier repairs. Targets and tests outside the project folder are refused."""
 LIMIT = 300.0  # seconds for a run of the checks or a localization
 
 
 def build_server(root: str | Path = ".", store: str | Path | None = None,
                  python: str = sys.executable) -> MCPServer:
-    """The server, its tools working in ``root`` with the ledger in ``store`` (``root/.regrow/ledger.sqlite``)."""
-    folder = Path(root).resolve()
+    """The server, its tools working in ``root`` with the ledger in ``store`` (``root/.regrow/ledger.sqlite``);
+    a ``root`` that is not a folder is a :class:`~regrow.RegrowError` here, not an error in every call."""
+    folder = project_folder(root)
     ledger = Path(store) if store is not None else folder / DEFAULT_STORE
     server: MCPServer = MCPServer("regrow", version=__version__, instructions=INSTRUCTIONS)
 
@@ -48,18 +50,20 @@ def build_server(root: str | Path = ".", store: str | Path | None = None,
 
     @server.tool()
     async def heal_function(target: str, tests: list[str], ctx: Context, model: str | None = None,
-                            apply: bool = False, max_candidates: int | None = None,
+                            apply: bool = False, force: bool = False, max_candidates: int | None = None,
                             timeout: float | None = None) -> dict[str, Any]:
         """Repair `target` until `tests` pass: every verdict (candidate, check, reason), the fix and its diff.
 
         The built-in search engine goes first; `model` (e.g. "openai:gpt-5", its key in the server's
         environment) is asked only for what the engine cannot fix. `apply` writes the fix into the file
-        (a backup is kept). Each verdict is sent as a progress notification while the heal runs.
+        (a backup is kept); a file with uncommitted git changes is refused (status "not kept", the
+        reason given) unless `force`. Each verdict is sent as a progress notification while the heal runs.
         `max_candidates` and `timeout` (seconds) default to the project's configuration
         ([tool.regrow] in pyproject.toml, REGROW_* in the server's environment), else 2000 and 300.
         """
         return await run({"op": "heal_function", "target": target, "tests": tests, "model": model, "apply": apply,
-                          "max_candidates": max_candidates, "timeout": timeout, "store": str(ledger)},
+                          "force": force, "max_candidates": max_candidates, "timeout": timeout,
+                          "store": str(ledger)},
                          heal_limit(folder, timeout), ctx)
 
     @server.tool()

@@ -71,6 +71,7 @@ class ProjectHeal:
     # command's start, so collecting the tests and running them on the original come out of it. None: from
     # the repair's start (the agent tools).
     started: float | None = None
+    errors: TextIO | None = None  # where a fix that was not kept says why (None: stderr; an agent's: its result)
 
     def __post_init__(self) -> None:
         if not self.tests:
@@ -253,7 +254,7 @@ def _keep(heal: ProjectHeal, prepared: Prepared, target: Target, result: RepairR
         print(f"regrow: the {len(spawning)} tests that run the code in a subprocess pass in a scratch copy with "
               "the fix written in", file=said)
     doing("keeping the fix")
-    return after_fix(heal.keeping, target, result, checks, heal.options.store, out)
+    return after_fix(heal.keeping, target, result, checks, heal.options.store, out, heal.errors)
 
 
 def _imported_meanwhile(target: Target, where: str, reach: list[Reach]) -> Target | None:

@@ -23,6 +23,7 @@ from ..._candidate import Candidate
 from ..._errors import BudgetSpent
 from .._proposer import Request
 from ._accounting import Meter
+from ._fences import block
 from ._locate import json_in
 from ._prompt import Prompt, estimate_tokens
 from ._retry import Retrying, complete
@@ -83,9 +84,9 @@ SYSTEM = ("You settle an ambiguous repair: several fixes of a Python function pa
 def choose_prompt(ambiguity: AmbiguityLike) -> Prompt:
     """The original, the candidates and what each does on the separating inputs."""
     candidates = list(ambiguity.candidates)[:MAX_CANDIDATES]
-    parts = [f"## The original (it failed)\n```python\n{cap(ambiguity.original.strip(), 3000)}\n```"]
+    parts = [f"## The original (it failed)\n{block(cap(ambiguity.original.strip(), 3000))}"]
     for number, source in enumerate(candidates, start=1):
-        parts.append(f"## Candidate {number}\n```python\n{cap(source.strip(), 3000)}\n```")
+        parts.append(f"## Candidate {number}\n{block(cap(source.strip(), 3000))}")
     rows = []
     for separation in list(ambiguity.separations)[:MAX_INPUTS]:
         row = [f"- called with ({cap(separation.call, 200)}):"]

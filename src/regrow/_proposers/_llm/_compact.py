@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from .._proposer import Request
 from . import _sections as sections
 from ._evidence import Evidence, Seen, mask_shapes, without_addresses
+from ._fences import block, fence
 from ._sections import cap, shown, unstopped
 from ._strategy import Strategy
 
@@ -54,13 +55,13 @@ EXAMPLE = textwrap.dedent("""\
 
 
 def system(request: Request, strategy: Strategy) -> str:
-    name = request.target.name
+    name, mark = request.target.name, fence(request.target.bare_source)
     if strategy.format == "edit":
         reply = (f"Reply with SEARCH/REPLACE blocks that change the wrong lines of `{name}`: the lines as they are "
                  f"in the function, then `=======`, then the corrected lines.\n{EXAMPLE}\nFor a larger change, "
-                 f"reply with the whole corrected function in one ```python block instead.")
+                 f"reply with the whole corrected function in one {mark}python block instead.")
     else:
-        reply = f"Reply with the whole corrected function `{name}` in one ```python block."
+        reply = f"Reply with the whole corrected function `{name}` in one {mark}python block."
     return (f"You fix a bug in one Python function so that its tests pass.\n{reply}\n"
             "Keep its name and parameters; no decorators. Fix the cause: do not catch every exception or return "
             "a placeholder. Never send back the function unchanged or a candidate that already failed.")
@@ -70,10 +71,9 @@ def function(request: Request, strategy: Strategy) -> str:
     target = request.target
     where = f"method of class `{target.qualname.rsplit('.', 1)[0]}`" if "." in target.qualname else "function"
     if strategy.rewrite:
-        return (f"## The {where} `{target.name}` (its old body is wrong and left out)\n"
-                f"```python\n{_head(request)}\n```")
+        return f"## The {where} `{target.name}` (its old body is wrong and left out)\n{block(_head(request))}"
     source = mask_shapes(target.bare_source.rstrip())
-    return f"## The {where} `{target.name}`\n```python\n{source}\n```"
+    return f"## The {where} `{target.name}`\n{block(source)}"
 
 
 def _head(request: Request) -> str:
@@ -227,23 +227,24 @@ def tests(request: Request, evidence: Evidence | None) -> list[str]:
     if not full:
         return [""]
     first = full.split("\n### ", 2)
-    block = "### " + first[1] if len(first) > 1 else full
-    block = block.split("\n", 1)[1] if block.startswith("### ") else block
-    return [f"## The failing test\n{cap(block.rstrip(), 700)}" + ("\n```" if len(block) > 700 else ""),
-            f"## The failing test\n{cap(block.rstrip(), 350)}" + ("\n```" if len(block) > 350 else ""), ""]
+    test = "### " + first[1] if len(first) > 1 else full
+    test = test.split("\n", 1)[1] if test.startswith("### ") else test
+    mark = "\n" + test[:len(test) - len(test.lstrip("`"))]  # the fence it opened with closes it when cut
+    return [f"## The failing test\n{cap(test.rstrip(), 700)}" + (mark if len(test) > 700 else ""),
+            f"## The failing test\n{cap(test.rstrip(), 350)}" + (mark if len(test) > 350 else ""), ""]
 
 
 def ask(request: Request, strategy: Strategy, line: int | None) -> str:
-    name = request.target.name
+    name, mark = request.target.name, fence(request.target.bare_source)
     if strategy.rewrite and strategy.variant:
         asked = step_by_step(request, line)
     elif strategy.rewrite:
         asked = (f"Write `{name}` again, a new body from its signature, docstring and the test, not the old one. "
-                 f"Reply with the whole function in one ```python block.")
+                 f"Reply with the whole function in one {mark}python block.")
     elif strategy.format == "edit":
         asked = f"Reply with SEARCH/REPLACE blocks that fix `{name}`."
     else:
-        asked = f"Reply with the whole fixed `{name}` in one ```python block."
+        asked = f"Reply with the whole fixed `{name}` in one {mark}python block."
     if strategy.narrow and line is not None:
         asked = f"Change the code around {shown(request.target, line)}. {asked}"
     if strategy.problem:
@@ -259,5 +260,6 @@ def step_by_step(request: Request, line: int | None) -> str:
     text = sections.line_text(request.target, line) if line is not None else ""
     wrong = f"The old body went wrong at the line `{text}`.\n" if text else ""  # its numbers are not shown
     return (f"{wrong}Write `{name}` step by step from its docstring and the tests' examples: for each rule they "
-            f"show, a comment, then the code for it. Reply with only `{name}` in one ```python block: no tests, "
+            f"show, a comment, then the code for it. Reply with only `{name}` in one "
+            f"{fence(request.target.bare_source)}python block: no tests, "
             f"no other functions, no imports of other packages.")

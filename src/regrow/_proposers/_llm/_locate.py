@@ -28,6 +28,7 @@ from .._proposer import Request
 from . import _compact as compact
 from ._disclosed import disclosed
 from ._evidence import Evidence, mask_shapes
+from ._fences import block
 from ._prompt import Prompt, estimate_tokens
 
 KINDS = ("operator", "constant", "name", "condition", "call", "index", "return", "insert", "delete", "other")
@@ -84,7 +85,7 @@ def locate_prompt(request: Request, evidence: Evidence | None) -> Prompt:
     suspicious lines and the failing test, each as short as the compact prompt has them."""
     request = disclosed(request)
     test = compact.tests(request, evidence)
-    parts = [f"## The function `{request.target.name}`, its lines numbered\n```\n{numbered(request)}\n```",
+    parts = [f"## The function `{request.target.name}`, its lines numbered\n{block(numbered(request), '')}",
              compact.failure(request, evidence), compact.seen(request, evidence)[0],
              compact.suspicious(request, evidence)[0], test[1] if len(test) > 1 else test[0], ask(request)]
     user = "\n\n".join(part for part in parts if part)

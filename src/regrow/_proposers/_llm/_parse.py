@@ -20,6 +20,7 @@ import textwrap
 from ..._target._target import FunctionNode
 from ._docstring import has_docstring, kept_docstring
 from ._edits import EditError, apply, edits_in
+from ._fences import fence, fenced_blocks
 from ._rules import MAX_REPLY_CHARS, Refused, Rules, check_changed, check_compiles, check_signature, syntax_where
 
 __all__ = ["MAX_REPLY_CHARS", "Parsed", "Rules", "parse_reply"]
@@ -27,11 +28,6 @@ __all__ = ["MAX_REPLY_CHARS", "Parsed", "Rules", "parse_reply"]
 PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3", "ipython", "pycon"})
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\s`]*)[^\n]*\n(?P<body>.*?)"
-    r"(?:^[ \t]*(?P=fence)[`~]*[ \t]*$|(?P<open>\Z))",
-    re.DOTALL | re.MULTILINE,
-)
 _CODE_START = re.compile(r"^(?:async\s+def\s|def\s|class\s|@\w|import\s|from\s+[\w.]+\s+import\s)")
 _REGROW_DECORATOR = re.compile(r"\b(regrow|heal)\b")
 
@@ -66,6 +62,9 @@ def parse_reply(text: str, rules: Rules, *, truncated: bool = False) -> Parsed:
         return _parse(text, rules, truncated)
     except Refused as refused:
         return Parsed(None, str(refused), code=refused.code, echo=refused.echo, edited=_edit_kind(text))
+    except (RecursionError, MemoryError) as exc:  # code nested too deeply for the parser, or for ast's walks
+        return Parsed(None, f"the code is nested too deeply for Python to parse or check ({type(exc).__name__}); "
+                            "write it with less nesting")
 
 
 def _parse(text: str, rules: Rules, truncated: bool) -> Parsed:
@@ -78,13 +77,13 @@ def _parse(text: str, rules: Rules, truncated: bool) -> Parsed:
         raise Refused(f"the reply was empty{limit}")
     notes: list[str] = []
     edited = _edited(text, rules, truncated, notes)
-    blocks = [_Block(edited)] if edited is not None else _blocks(text)
+    blocks = [_Block(edited)] if edited is not None else _blocks(text, rules)
     if not blocks and truncated:
         raise Refused("the reply was cut off by the token limit before it held the function; "
                        "send the code first, with little or no explanation")
     if not blocks:
         raise Refused(f"the reply holds no Python code; send the complete function `{rules.name}` "
-                       "in one ```python block")
+                       f"in one {fence(rules.source)}python block")
     chosen, tree = _choose(blocks, rules, truncated)
     if chosen.unclosed:
         notes.append("the code fence was not closed")
@@ -120,18 +119,16 @@ def _edit_kind(text: str) -> str:
 
 
 # -- finding the code ------------------------------------------------------------------------------
-def _blocks(text: str) -> list[_Block]:
-    fenced = [
-        _Block(textwrap.dedent(m["body"]), m["tag"].lower(), fenced=True, unclosed=m["open"] is not None)
-        for m in _FENCE.finditer(text)
-    ]
+def _blocks(text: str, rules: Rules) -> list[_Block]:
+    fenced = [_Block(textwrap.dedent(b.body), b.tag.lower(), fenced=True, unclosed=b.unclosed)
+              for b in fenced_blocks(text)]
     if fenced:
         python = [b for b in fenced if b.tag in PYTHON_TAGS]
         if python:
             return python
         tags = ", ".join(sorted({b.tag for b in fenced}))
-        raise Refused(f"the reply holds only ```{tags} blocks; send the complete function in one ```python block",
-                       fenced[0].text)
+        raise Refused(f"the reply holds only ```{tags} blocks; send the complete function in one "
+                       f"{fence(rules.source)}python block", fenced[0].text)
     wrapped = _from_json(text)
     if wrapped is not None:
         return [_Block(wrapped)]
@@ -200,16 +197,18 @@ def _parses(code: str) -> bool:
 
 def _choose(blocks: list[_Block], rules: Rules, truncated: bool) -> tuple[_Block, ast.Module]:
     """The last block that parses and defines the target; otherwise the most telling refusal."""
-    errors: list[tuple[_Block, SyntaxError | ValueError]] = []
+    errors: list[tuple[_Block, Exception]] = []
     others: list[str] = []
+    misplaced = ""
     for block in reversed(blocks):
         try:
             tree = ast.parse(block.text)
-        except (SyntaxError, ValueError) as exc:
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             errors.append((block, exc))
             continue
         if _defines(tree, rules):
             return block, tree
+        misplaced = misplaced or _misplaced(tree, rules.name)
         others += [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     mentions = [(b, e) for b, e in errors if re.search(rf"\bdef\s+{re.escape(rules.name)}\b", b.text)]
     if mentions:
@@ -225,6 +224,10 @@ def _choose(blocks: list[_Block], rules: Rules, truncated: bool) -> tuple[_Block
         raise Refused(f"the code does not parse: {where}", block.text)
     if truncated:
         raise Refused("the reply was cut off by the token limit before it held the function", blocks[-1].text)
+    if misplaced:
+        want = "a function at top level" + (f" or a method of class `{rules.owner}`" if rules.owner else "")
+        raise Refused(f"the reply defines `{rules.name}` as {misplaced}, not as {want}; send `{rules.name}` "
+                       "alone, defined as the prompt showed it", blocks[-1].text)
     if others:
         names = ", ".join(f"`{n}`" for n in dict.fromkeys(others))
         raise Refused(f"the reply defines {names} but not `{rules.name}`; keep the name `{rules.name}`",
@@ -247,6 +250,16 @@ def _complete_part(text: str, name: str) -> str | None:
                None)
     part = "\n".join(lines[:end]).rstrip() if end is not None else ""
     return part if part and _parses(part) else None
+
+
+def _misplaced(tree: ast.Module, name: str) -> str:
+    """Where a tree that does not define ``name`` where a candidate must has it (``""``: nowhere)."""
+    for parent in ast.walk(tree):
+        if isinstance(parent, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in parent.body):
+            kind = "a method of class" if isinstance(parent, ast.ClassDef) else "a function nested in"
+            return f"{kind} `{parent.name}`"
+    return ""
 
 
 def _defines(tree: ast.Module, rules: Rules) -> bool:

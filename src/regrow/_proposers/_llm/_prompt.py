@@ -26,6 +26,8 @@ from . import _compact as compact
 from . import _sections as sections
 from ._disclosed import disclosed, evidence_sections
 from ._evidence import Evidence, mask_shapes
+from ._fences import block as fenced
+from ._fences import fence
 from ._sections import ENGINE, cap, shown, unstopped
 from ._strategy import Strategy
 
@@ -163,16 +165,17 @@ def _system(request: Request, options: PromptOptions, strategy: Strategy) -> str
     helpers = ("you may define helper functions or classes next to it" if options.allow_helpers
                else "define no other functions or classes at top level; nested helpers inside it are fine")
     kind = "an async def" if request.target.is_async else "a plain def"
+    mark = fence(request.target.bare_source)  # longer than a ``` in its docstring, as the function is shown
     if strategy.format == "edit":
         reply = textwrap.dedent(f"""\
             Reply with the smallest edit of `{name}` that fixes it, as one or more SEARCH/REPLACE blocks: a
             `<<<<<<< SEARCH` line, the lines to change copied exactly from the function, a `=======` line, the
             lines that replace them, a `>>>>>>> REPLACE` line. Keep each SEARCH part to the lines you change and a
             line around them. If the fix needs a larger change, reply instead with the complete corrected
-            definition in one ```python block.
+            definition in one {mark}python block.
             """) + compact.EXAMPLE
     else:
-        reply = (f"Reply with exactly one fenced ```python code block that holds the complete corrected "
+        reply = (f"Reply with exactly one fenced {mark}python code block that holds the complete corrected "
                  f"definition of\n`{name}` ({kind}), and nothing else in that block.")
     return textwrap.dedent(f"""\
         You repair one Python function so that it passes its checks.
@@ -231,7 +234,7 @@ def _failure(request: Request, evidence: Evidence | None) -> str:
 def _ask(request: Request, strategy: Strategy, line: int | None) -> str:
     name = request.target.name
     asked = (f"Reply with SEARCH/REPLACE blocks that fix `{name}`." if strategy.format == "edit"
-             else f"Reply with the complete fixed `{name}` in one ```python block.")
+             else f"Reply with the complete fixed `{name}` in one {fence(request.target.bare_source)}python block.")
     if strategy.narrow and line is not None:
         asked += f" The fault is most likely in the focus lines above, around {shown(request.target, line)}."
     if strategy.problem:
@@ -253,7 +256,7 @@ def _function(request: Request) -> str:
     if others:
         facts.append("Its other decorators, which regrow keeps: " + ", ".join(f"@{d}" for d in others) + ".")
     source = mask_shapes(target.bare_source.rstrip())
-    return "\n".join(facts) + f"\n```python\n{source}\n```"
+    return "\n".join(facts) + "\n" + fenced(source)
 
 
 def _shrinking(title: str, text: str, keep: tuple[int, ...]) -> list[str]:
@@ -299,7 +302,7 @@ def _priors(priors: Sequence[Prior]) -> dict[str, list[str]]:
     def block(prior: Prior, with_source: bool, reason_cap: int) -> str:
         head = f"### {prior.label}: {_status(prior)}\nReason: {cap(prior.reason, reason_cap)}"
         if with_source and prior.source.strip() and not prior.kind:
-            return f"{head}\n```python\n{prior.source.rstrip()}\n```"
+            return f"{head}\n{fenced(prior.source.rstrip())}"
         return head
 
     older, latest = priors[:-1], priors[-1]

@@ -13,6 +13,9 @@ import textwrap
 from ..._target._target import FunctionNode
 
 MAX_REPLY_CHARS = 200_000
+# What parsing or compiling a reply's code raises when it is not code: the last two when it is nested too
+# deeply for the parser (a 160,000-character `x + 0 + 0 ...` is under MAX_REPLY_CHARS).
+UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,11 +46,16 @@ class Refused(Exception):
 
 
 def normal_form(source: str) -> str | None:
-    """The AST of a definition without decorators and docstrings, as text; ``None`` if it does not parse."""
+    """The AST of a definition without decorators and docstrings, as text; ``None`` if it does not parse
+    (or is nested too deeply to)."""
     try:
-        tree = ast.parse(textwrap.dedent(source))
-    except (SyntaxError, ValueError):
+        return _normal_form(source)
+    except UNPARSABLE:
         return None
+
+
+def _normal_form(source: str) -> str:
+    tree = ast.parse(textwrap.dedent(source))
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node is (tree.body[0] if tree.body else None):
@@ -95,7 +103,7 @@ def parameters(node: FunctionNode) -> str:
 def check_compiles(source: str, rules: Rules) -> None:
     try:
         compile(source, f"<candidate {rules.name}>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:
+    except UNPARSABLE as exc:
         raise Refused(f"the code does not compile: {syntax_where(exc)}", source) from exc
 
 
@@ -103,14 +111,21 @@ def check_changed(source: str, rules: Rules) -> None:
     """Refuse an echo: the candidate is the original, reformatted or recommented at most."""
     if rules.original is None:
         return
-    if normal_form(source) == normal_form(ast.unparse(rules.original)):
+    # Not normal_form: code too deep for ast.dump raises here, and the reply is refused as too deep.
+    if _normal_form(source) == normal_form(ast.unparse(rules.original)):
         raise Refused("the function is unchanged from the original, which fails; change the code to fix the "
                       "failure", source, echo=True)
 
 
-def syntax_where(exc: SyntaxError | ValueError) -> str:
+def syntax_where(exc: Exception) -> str:
     if isinstance(exc, SyntaxError):
         text = (exc.text or "").strip()
         shown = f": `{text}`" if text else ""
         return f"{type(exc).__name__}: {exc.msg} at line {exc.lineno}{shown}"
+    if isinstance(exc, (RecursionError, MemoryError)):
+        return f"{_named(exc)}: it is nested too deeply for Python's parser; write it with less nesting"
     return f"{type(exc).__name__}: {exc}"
+
+
+def _named(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -22,6 +22,7 @@ from ..._target._target import Target
 from ..._verdict import Attempt
 from .._proposer import Request
 from ._evidence import COUNT, Evidence, Seen, mask_shapes, test_source
+from ._fences import block
 
 ENGINE = "engine"
 _OVERRUN = re.compile(r"\bfailed: Overrun\b")
@@ -183,7 +184,7 @@ def focus(request: Request, line: int | None) -> str:
     low, high = max(2, line - 2), min(len(lines), line + 2)
     numbered = "\n".join(f"{n:>3} | {mask_shapes(lines[n - 1])}" for n in range(low, high + 1))
     return (f"## Focus: lines {low}-{high}, where the fault most likely is (numbers are not part of the code)\n"
-            f"```\n{numbered}\n```")
+            f"{block(numbered, '')}")
 
 
 def tests(request: Request, evidence: Evidence | None) -> list[str]:
@@ -199,7 +200,7 @@ def tests(request: Request, evidence: Evidence | None) -> list[str]:
     if not sources:
         return [""]
     ordered = sorted(sources.items(), key=lambda item: not item[1][0])
-    blocks = [f"### {label}\n```python\n{mask_shapes(text.rstrip())}\n```" for label, (_, text) in ordered[:4]]
+    blocks = [f"### {label}\n{block(mask_shapes(text.rstrip()))}" for label, (_, text) in ordered[:4]]
     full = "## Tests the fix must pass\n" + "\n".join(blocks)
     first = "## A test the fix must pass\n" + blocks[0]
     return [full, first, cap(first, 1200), ""] if len(blocks) > 1 else [full, cap(full, 1200), ""]
