@@ -68,3 +68,18 @@ def test_a_repair_stores_and_says_nothing_of_the_secret(make_module, tmp_path: P
     tables = [name for (name,) in connection.execute("select name from sqlite_master where type='table'")]
     rows = "".join(repr(row) for table in tables for row in connection.execute(f"select * from {table}"))
     assert "KeyError" in rows and SECRET not in rows
+
+
+def test_a_module_global_named_like_a_secret_quoted_by_the_exception_is_masked(make_module) -> None:
+    """The prompt masked the module's SERVICE_TOKEN; the log and the events (the failure's summary) did not."""
+    mod = make_module('''
+        SERVICE_TOKEN = "GLOBALTOKEN-55bb-0123"
+
+
+        def port(host):
+            return 5432 if not host else int(SERVICE_TOKEN)
+    ''')
+    with pytest.raises(ValueError) as raised:
+        mod.port("x")
+    failure = capture_exception(raised.value, mod.port, ("x",), {})
+    assert "ValueError" in failure.summary() and "GLOBALTOKEN" not in failure.summary() + failure.traceback

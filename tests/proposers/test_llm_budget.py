@@ -187,3 +187,13 @@ def test_usage_is_counted_per_session_per_proposer_and_per_process(server: OpenA
     assert 300 < llm.last_prompt_tokens < 2000  # the estimate of the latest prompt
     assert isinstance(after, Usage)
     assert llm.usage.summary().startswith("4 calls, 400 in / 80 out tokens")
+
+
+@pytest.mark.parametrize("field", ["max_calls", "max_tokens", "max_cost", "max_calls_per_failure_per_hour"])
+def test_a_negative_or_non_numeric_budget_is_refused_where_it_is_made(field: str) -> None:
+    """``ModelLimits(max_calls=-1)`` was accepted without complaint (and spent at once)."""
+    with pytest.raises(ValueError, match=f"ModelLimits.{field} is a number of at least 0 or None, not -1"):
+        ModelLimits(**{field: -1})
+    with pytest.raises(ValueError, match="not '3'"):
+        ModelLimits(**{field: "3"})
+    assert getattr(ModelLimits(**{field: 0}), field) == 0

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from .._frames import OWN
 from .._redact import MASK, is_secret_name, redact_text
-from .._secrets import MIN_SECRET, pattern_of
+from .._secrets import MIN_SECRET, known_secrets, pattern_of
 from . import _gather as gather
 from ._disclosure import Destination, evidence_policy
 from ._logbuffer import failure_logs
@@ -158,7 +158,7 @@ def capture_exception(
     bound = bind_arguments(func, args, kwargs)
     # A secret's value is masked where the exception quotes it too (``KeyError: 'Hunter2…'``), not only as a value.
     secrets = secret_values({**local_values, **bound})
-    hide = _hider(secrets)
+    hide = _hider(secrets | known_secrets(func.__globals__))  # the module's SERVICE_TOKEN, the environment's too
     return Failure(
         kind="requested" if requested is not None else "exception",
         qualname=func.__qualname__,
@@ -196,7 +196,7 @@ def secret_values(named: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _hider(secrets: frozenset[str]) -> Callable[[str], str]:
+def _hider(secrets: frozenset[str | bytes]) -> Callable[[str], str]:
     pattern, _ = pattern_of(frozenset(secrets))  # each value plain and encoded (regrow._secrets)
     return (lambda text: pattern.sub(MASK, text) if text else text) if pattern is not None else (lambda text: text)
 
@@ -217,7 +217,7 @@ def check_failure(
     kwargs = dict(kwargs or {})
     bound = bind_arguments(func, args, kwargs)
     secrets = secret_values(bound)
-    hide = _hider(secrets)
+    hide = _hider(secrets | known_secrets(func.__globals__))
     line = hide(redact_text(_line_of(func.__code__.co_filename, lineno, func.__globals__))) if lineno else ""
     return Failure(
         kind=kind,

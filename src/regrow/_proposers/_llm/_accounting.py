@@ -112,6 +112,12 @@ class ModelLimits:
     max_cost: float | None = None
     max_calls_per_failure_per_hour: int | None = 12
 
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise ValueError(f"ModelLimits.{field.name} is a number of at least 0 or None, not {value!r}")
+
 
 def price_of(model: str, prices: Mapping[str, Price]) -> Price | None:
     """The price of ``model``: an exact entry, else the longest entry it starts with
