@@ -24,13 +24,13 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from .._redact import is_secret_name
+from ._capability_shapes import class_body, is_module_alias, match_class, match_keys, owner_of, seeded
 from ._scopes import MISSING, bindings, constant, own_nodes, reached
 from ._vocabulary import (
     BUILTIN_REACH,
     DUNDER_OK,
     IN_PLACE,
     MUTATING_METHODS,
-    PURE_BUILTINS,
     PURE_MODULES,
     REFLECTION,
     WORLD_ATTRIBUTES,
@@ -42,7 +42,6 @@ from ._vocabulary import (
     world,
 )
 
-_CLASS_STATE = frozenset({"type", "super", "vars"})  # builtins that hand back the class (or a namespace)
 _FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[][^{}]*\}")  # a replacement field that reads attributes or items
 
 
@@ -162,6 +161,8 @@ class _Uses(ast.NodeVisitor):
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for key, reason in class_body(node):
+            self.add(key, reason)
         for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
             self.visit(expr)
         self.scopes.append(_Scope(bindings(node.body), is_class=True))
@@ -219,6 +220,8 @@ class _Uses(ast.NodeVisitor):
         if self.local(name):
             if name in self.aliases and bare:
                 self._chain(self.aliases[name])
+                if is_module_alias(name, self.aliases[name]):
+                    self._module_value(self.aliases[name])
             return
         if name in REFLECTION and bare and name not in self.namespace:
             self.add(f"reflect:{name}", f"reflection with a computed name ({name} passed as a value)")
@@ -228,7 +231,12 @@ class _Uses(ast.NodeVisitor):
             self.module_names.add(module)
             if bare:
                 self._chain(module)
+                self._module_value(module)
         self.add(f"global:{name}", None if self._pure_global(name, value) else self._global_reason(name, value))
+
+    def _module_value(self, module: str) -> None:
+        """A module held as a value (assigned, passed, matched): what is reached through it is not followed."""
+        self.add(f"module-value:{module}", f"the module {module} used as a value (what it reaches goes unchecked)")
 
     def _pure_global(self, name: str, value: object) -> bool:
         if name in self.own:
@@ -293,6 +301,17 @@ class _Uses(ast.NodeVisitor):
         self._world(node.attr)
         self.visit(node.value)
 
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for attr in match_class(node):  # ``case object(inspect=…)`` reads ``.inspect``, judged as ``x.inspect`` is
+            self._attribute_name(attr)
+            self._world(attr)
+        self.generic_visit(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        for key, reason in match_keys(node):
+            self.add(key, reason)
+        self.generic_visit(node)
+
     def _attribute_name(self, attr: str) -> None:
         if attr.startswith("__") and attr.endswith("__") and attr not in DUNDER_OK:
             self.add(f"dunder:{attr}", f"dunder attribute {attr}")
@@ -313,34 +332,8 @@ class _Uses(ast.NodeVisitor):
             self.add(f"write:{owner}", reason.replace("{owner}", owner))
 
     def owner(self, node: ast.expr) -> str | None:
-        """What object ``node`` is part of, when that is state outliving a call: ``"the global object X"``,
-        ``"the class"``; None for the arguments, locals and objects the call made."""
-        while True:
-            if isinstance(node, ast.Attribute):
-                if node.attr == "__class__":
-                    return "the class"
-                node = node.value
-            elif isinstance(node, ast.Subscript):
-                node = node.value
-            elif isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Name) and not self.local(func.id):
-                    if func.id in _CLASS_STATE:
-                        return f"the class ({func.id}(...))"
-                    if func.id == "getattr" and node.args:
-                        node = node.args[0]
-                        continue
-                    if func.id in PURE_BUILTINS:
-                        return None  # list(...), sorted(...): a fresh object
-                    return f"the global object {func.id} (what it returns)"
-                if not isinstance(func, ast.Attribute) or self.module_path(func) is not None:
-                    return None  # a module's function (collections.Counter()) makes a fresh object
-                node = func.value  # x.setdefault(k, []).append(v) writes into x
-            elif isinstance(node, ast.Name):
-                fresh = node.id in PURE_BUILTINS and node.id not in _CLASS_STATE and node.id not in self.namespace
-                return None if self.local(node.id) or fresh else f"the global object {node.id}"
-            else:
-                return None
+        """What object ``node`` is part of, when that is state outliving a call (see :func:`owner_of`)."""
+        return owner_of(self, node)
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -357,10 +350,12 @@ class _Uses(ast.NodeVisitor):
             self._write(node.args[0], f"{dotted} on {{owner}}")
         elif dotted == "operator.attrgetter":
             names = [constant(arg) for arg in node.args]
-            if any(name is None or "__" in name for name in names):
-                self.add("reflect:attrgetter", "reflection with a computed name (operator.attrgetter)")
-        elif dotted == "random.Random" and not node.args and not node.keywords:
-            self.add("random:unseeded", "randomness random.Random() seeded from the world")
+            if any(name is None or "__" in name or "." in name for name in names):  # "inspect.os.system": a chain
+                self.add("reflect:attrgetter", "reflection with a computed or dotted name (operator.attrgetter)")
+        elif dotted == "random.Random" and not seeded(node):
+            self.add("random:unseeded", "randomness random.Random seeded from the world (or an object)")
+        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3 and not self.local("type"):
+            self.add("type:3", "a class made by type(name, bases, namespace) (its namespace binds what it likes)")
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id in ("list", "dict", "set", "bytearray", "object") \
                     and not self.local(func.value.id) and node.args:
@@ -394,3 +389,4 @@ class _Uses(ast.NodeVisitor):
             self.add("format:computed", "a format template not written in the code (str.format reads attributes)")
         elif any("__" in field or "." in field for field in _FORMAT_FIELD.findall(text)):
             self.add(f"format:{text}", "a format template that reads attributes")
+

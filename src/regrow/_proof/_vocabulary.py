@@ -54,10 +54,15 @@ PURE_MODULES: dict[str, frozenset[str] | None] = {
     "collections.abc": _ANY, "heapq": _ANY, "bisect": _ANY, "statistics": _ANY, "fractions": _ANY,
     "numbers": _ANY, "unicodedata": _ANY, "textwrap": _ANY, "difflib": _ANY, "keyword": _ANY,
     "base64": _ANY, "binascii": _ANY, "zlib": _ANY, "struct": _ANY, "hashlib": _ANY, "html": _ANY,
-    "ipaddress": _ANY, "array": _ANY, "graphlib": _ANY, "enum": _ANY, "dataclasses": _ANY,
+    "ipaddress": _ANY, "array": _ANY, "graphlib": _ANY, "dataclasses": _ANY,
+    # not global_enum and its kin: they write the members into the module the class names (builtins included)
+    "enum": frozenset({"Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "ReprEnum", "auto", "unique", "EnumMeta",
+                       "EnumType", "verify", "member", "nonmember", "UNIQUE", "CONTINUOUS", "NAMED_FLAGS",
+                       "FlagBoundary", "STRICT", "CONFORM", "EJECT", "KEEP"}),
     "__future__": _ANY,
+    # not singledispatch: its register() evaluates a string annotation, code hidden in a string
     "functools": frozenset({"reduce", "partial", "partialmethod", "cmp_to_key", "total_ordering", "lru_cache",
-                            "cache", "cached_property", "singledispatch", "singledispatchmethod"}),
+                            "cache", "cached_property"}),
     "operator": frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "eq",
                            "ne", "lt", "le", "gt", "ge", "not_", "truth", "and_", "or_", "xor", "invert",
                            "lshift", "rshift", "contains", "countOf", "indexOf", "getitem", "concat", "is_",

@@ -1,0 +1,109 @@
+"""Shapes of code the capability check refuses whatever names they use (see :mod:`._capabilities`).
+
+Each closes a route a red team took from a candidate that passed the checks to code that, once installed in
+your process, did what the sandbox would have refused, or told the sandbox from your process:
+
+- a module held as a value (``d = dataclasses``, a walrus, a tuple, a default, a ``match`` subject): what is
+  reached through it afterwards is not followed, so ``d.inspect.os.system`` went unseen;
+- a ``match`` class pattern's keyword names are attribute reads (``case object(inspect=object(os=…))``), a
+  mapping pattern's keys are item reads (``{"__builtins__": …}``);
+- a class body that binds interpreter dunders (``__annotations__`` with code in a field's name, which
+  ``dataclasses`` compiles; ``__module__ = "builtins"``, which ``enum.global_enum`` writes into) or defines the
+  special methods ``copy``, ``pickle``, attribute access and subclassing call behind the code's back
+  (``__reduce_ex__`` made ``copy.copy`` a ``setattr`` on the function itself);
+- ``type(name, bases, namespace)``, the same class body built from a dict.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+from collections.abc import Iterator
+from typing import Any
+
+from ._vocabulary import PURE_BUILTINS
+
+_CLASS_STATE = frozenset({"type", "super", "vars"})  # builtins that hand back the class (or a namespace)
+# Dunders a class body may bind: what everyday classes do.
+CLASS_DUNDERS_OK = frozenset({"__slots__", "__hash__", "__doc__", "__match_args__", "__eq__", "__repr__", "__str__"})
+# Special methods a candidate's class may not define: called by copy/pickle, attribute access, descriptors,
+# subclassing and the garbage collector — code that runs where no call of the candidate's shows it.
+HIDDEN_HOOKS = frozenset({
+    "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__copy__", "__deepcopy__", "__getnewargs__",
+    "__getnewargs_ex__", "__init_subclass__", "__set_name__", "__class_getitem__", "__getattr__", "__getattribute__",
+    "__setattr__", "__delattr__", "__get__", "__set__", "__delete__", "__del__", "__prepare__", "__instancecheck__",
+    "__subclasscheck__", "__mro_entries__", "__new__",
+})  # fmt: skip
+
+
+def is_module_alias(name: str, dotted: str) -> bool:
+    """Whether an import binding (``name`` for ``dotted``) holds a module, as far as this process tells."""
+    return isinstance(sys.modules.get(dotted), types.ModuleType)
+
+
+def class_body(node: ast.ClassDef) -> Iterator[tuple[str, str]]:
+    """``(key, reason)`` for each dunder a class body binds or hook it defines that the check refuses."""
+    for stmt in node.body:
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = list(stmt.targets)
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            targets = [stmt.target]
+        for target in targets:
+            for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                if name.startswith("__") and name.endswith("__") and name not in CLASS_DUNDERS_OK:
+                    yield f"class-dunder:{name}", f"a class body binding {name} (the interpreter reads it)"
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in HIDDEN_HOOKS:
+            yield f"class-hook:{stmt.name}", f"a class defining {stmt.name} (called where no call shows it)"
+
+
+def match_class(node: ast.MatchClass) -> Iterator[str]:
+    """The attribute names a class pattern reads (``case object(inspect=…)`` reads ``.inspect``)."""
+    yield from node.kwd_attrs
+
+
+def match_keys(node: ast.MatchMapping) -> Iterator[tuple[str, str]]:
+    """``(key, reason)`` for each dunder key a mapping pattern reads (``{"__builtins__": …}``)."""
+    for key in node.keys:
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("__"):
+            yield f"dunder-key:{key.value}", f"a dunder key {key.value!r} read by a mapping pattern"
+
+
+def owner_of(self: Any, node: ast.expr) -> str | None:
+    """What object ``node`` is part of, when that is state outliving a call: ``"the global object X"``,
+    ``"the class"``; None for the arguments, locals and objects the call made."""
+    while True:
+        if isinstance(node, ast.Attribute):
+            if node.attr == "__class__":
+                return "the class"
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and not self.local(func.id):
+                if func.id in _CLASS_STATE:
+                    return f"the class ({func.id}(...))"
+                if func.id == "getattr" and node.args:
+                    node = node.args[0]
+                    continue
+                if func.id in PURE_BUILTINS:
+                    return None  # list(...), sorted(...): a fresh object
+                return f"the global object {func.id} (what it returns)"
+            if not isinstance(func, ast.Attribute) or self.module_path(func) is not None:
+                return None  # a module's function (collections.Counter()) makes a fresh object
+            node = func.value  # x.setdefault(k, []).append(v) writes into x
+        elif isinstance(node, ast.Name):
+            fresh = node.id in PURE_BUILTINS and node.id not in _CLASS_STATE and node.id not in self.namespace
+            return None if self.local(node.id) or fresh else f"the global object {node.id}"
+        else:
+            return None
+
+
+def seeded(node: ast.Call) -> bool:
+    """``random.Random(seed)`` with a literal seed: the same numbers in the sandbox and in your process (``None``, no
+    seed or an object's hash draws from the world)."""
+    given = [*node.args, *(k.value for k in node.keywords)]
+    return len(given) == 1 and isinstance(given[0], ast.Constant) and given[0].value is not None \
+        and isinstance(given[0].value, (int, float, str, bytes))
