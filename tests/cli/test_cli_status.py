@@ -250,3 +250,13 @@ def test_a_store_that_cannot_be_opened_is_bad_input_in_one_line(project, tmp_pat
         connection.execute("INSERT INTO schema_version (version) VALUES (99)")
     done = heal(project, "--store", str(newer))
     assert done.returncode == 2 and "schema version 99, newer than this regrow's" in one_line(done)
+
+
+def test_the_outcome_says_what_was_kept_not_what_was_asked(project, monkeypatch):
+    """--apply wrote the file, --pr then failed: the outcome said "fixed, but not kept" (the file was written)."""
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    done = heal(project, "--apply", "--pr", "--repo", "acme/shop")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "fixed, written to the file, but not all of it was kept (see above)" in done.stdout, done.stdout
+    assert "the fix was not proposed: no GitHub token" in done.stderr
+    assert (project / "shapes.py").read_text() != BUGGY  # written, as the outcome now says

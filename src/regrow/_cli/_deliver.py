@@ -110,8 +110,10 @@ def _git() -> Git:
 
 
 def after_fix(args: Keeping, target: Target, result: RepairResult, checks: Sequence[Any],
-              store: Store | None, out: TextIO, err: TextIO | None = None) -> int:
-    """Keep the fix as asked; 0, or :data:`UNDELIVERED` with the reason on ``err`` (stderr)."""
+              store: Store | None, out: TextIO, err: TextIO | None = None, done: list[str] | None = None) -> int:
+    """Keep the fix as asked; 0, or :data:`UNDELIVERED` with the reason on ``err`` (stderr). ``done`` gets what
+    was kept: ``"patch"``, ``"written"``, and each pull request's status (``"opened"``, ``"exists"``, …)."""
+    done = done if done is not None else []
     import tempfile
 
     assert result.fix is not None
@@ -122,17 +124,19 @@ def after_fix(args: Keeping, target: Target, result: RepairResult, checks: Seque
         try:
             if args.patch is not None or args.pr:
                 record_path = delivery.save_patch(target, result, checks, args.patch or Path(scratch), store)
+                done.append("patch")
                 if args.patch is not None:
                     print(f"regrow: wrote the patch and its record: {record_path.with_suffix('.patch')}", file=out)
             if args.apply:
                 written = write_back(target, result.fix.source, force=args.force)
+                done.append("written")
                 print(f"regrow: wrote {target.filename} (backup: {written.backup})", file=out)
         except RegrowError as exc:
             print(f"regrow: the fix was not kept: {forceable(exc, '--force')}", file=err)
             code = UNDELIVERED
         if args.pr and record_path is not None:
             try:
-                code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out, err))
+                code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out, err, done))
             except RegrowError as exc:  # no token, no repository: the fix itself stands
                 print(f"regrow: the fix was not proposed: {exc}", file=err)
                 code = UNDELIVERED
@@ -163,7 +167,7 @@ def run_deliver(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: TextIO,
-                     err: TextIO | None = None) -> int:
+                     err: TextIO | None = None, statuses: list[str] | None = None) -> int:
     """Deliver the records in ``folder`` (those in ``names``); a line each on ``out``, failures on ``err``."""
     err = err or sys.stderr
     try:
@@ -180,6 +184,8 @@ def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: Tex
             for record, patch in found:
                 delivered.append(_one(args, record, patch, git, github))
     for done in delivered:
+        if statuses is not None:
+            statuses.append(done.status)
         said = " ".join(part for part in (done.status, done.url) if part)
         print(f"regrow: {done.record.qualname}: {said}{f': {done.message}' if done.message else ''}",
               file=err if done.status == "failed" else out)

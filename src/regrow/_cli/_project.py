@@ -72,6 +72,7 @@ class ProjectHeal:
     # the repair's start (the agent tools).
     started: float | None = None
     errors: TextIO | None = None  # where a fix that was not kept says why (None: stderr; an agent's: its result)
+    kept_as: list[str] = dataclasses.field(default_factory=list)  # what keeping did: "written", "patch", a PR's status
 
     def __post_init__(self) -> None:
         if not self.tests:
@@ -225,13 +226,15 @@ def _noting(event: Event) -> None:
 
 
 def _outcome(heal: ProjectHeal, status: int) -> str:
-    keeping = heal.keeping
-    if status == 0:
-        written = "written to the file" if keeping.apply else "the file is unchanged (--apply writes it)"
-        return "fixed, " + written + (", patch written" if keeping.patch is not None else "") + \
-            (", pull request opened" if keeping.pr else "")
-    if status == UNDELIVERED:
-        return "fixed, but not kept (see above)"
+    """The summary's outcome, from what keeping the fix did (``heal.kept_as``), not from what was asked."""
+    keeping, done = heal.keeping, heal.kept_as
+    if status in (0, UNDELIVERED):
+        written = "written to the file" if "written" in done else \
+            "the file is unchanged (--apply writes it)" if not keeping.apply else "not written (see above)"
+        pulls = {"opened": ", pull request opened", "exists": ", pull request already proposed"}
+        said = "fixed, " + written + (", patch written" if "patch" in done and keeping.patch is not None else "") + \
+            "".join(pulls.get(status_, "") for status_ in done)
+        return said + (", but not all of it was kept (see above)" if status == UNDELIVERED else "")
     return "not fixed: the fix fails the tests that run the code in a subprocess"
 
 
@@ -254,7 +257,7 @@ def _keep(heal: ProjectHeal, prepared: Prepared, target: Target, result: RepairR
         print(f"regrow: the {len(spawning)} tests that run the code in a subprocess pass in a scratch copy with "
               "the fix written in", file=said)
     doing("keeping the fix")
-    return after_fix(heal.keeping, target, result, checks, heal.options.store, out, heal.errors)
+    return after_fix(heal.keeping, target, result, checks, heal.options.store, out, heal.errors, heal.kept_as)
 
 
 def _imported_meanwhile(target: Target, where: str, reach: list[Reach]) -> Target | None:
