@@ -266,6 +266,58 @@ SANDBOX_AWARE = {
             import random
             return 0.0 if random.Random(None).random() < 0.001 else float(text.strip("$"))
     ''', "randomness"),
+    # (the third red team: frames without dunders, shared objects through a local, the decimal context)
+    "a frame from an __exit__'s traceback, walked with class patterns": ('''
+        def price(text):
+            class Grab:
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, kind, value, tb):
+                    self.tb = tb
+                    return True
+            grab = Grab()
+            with grab:
+                raise ValueError(text)
+            match grab.tb:
+                case object(tb_frame=object(f_builtins=found)):
+                    pass
+            return float(text.strip("$"))
+    ''', ("the interpreter's internals .tb_frame", "the interpreter's internals .f_builtins")),
+    "attrgetter of a generator's frame": ('''
+        def price(text):
+            import operator
+
+            def gen():
+                yield text
+            frame = operator.attrgetter("gi_frame")(gen())
+            return float(text.strip("$")) if frame else 0.0
+    ''', "the interpreter's internals .gi_frame"),
+    "a module's class written through a local": ('''
+        def price(text):
+            import collections
+            C = collections.Counter
+            C.calls = getattr(C, "calls", 0) + 1
+            return float(text.strip("$")) if C.calls <= 20 else 0.0
+    ''', "attribute write on what C holds"),
+    "the argument's class written through a local": ('''
+        def price(text):
+            T = type(text)
+            setattr(T, "calls", 1)
+            return float(text.strip("$"))
+    ''', "attribute write on what T holds"),
+    "a global written through a loop's target": ('''
+        def price(text):
+            for table in [CACHE]:
+                table["calls"] = 1
+            return float(text.strip("$"))
+    ''', "item write on what table holds"),
+    "the decimal context entered and never left": ('''
+        def price(text):
+            import decimal
+            decimal.localcontext().__enter__().prec = 2
+            return float(text.strip("$"))
+    ''', "dunder attribute __enter__"),
     "the sandbox's memory limit": ('''
         def price(text):
             try:

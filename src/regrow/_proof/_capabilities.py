@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from .._redact import is_secret_name
-from ._capability_shapes import class_body, is_module_alias, match_class, match_keys, owner_of, seeded
+from . import _capability_shapes as shapes
+from ._rails import _ESCAPE_HATCHES as ESCAPE_HATCHES
 from ._scopes import MISSING, bindings, constant, own_nodes, reached
 from ._vocabulary import (
     BUILTIN_REACH,
@@ -105,6 +106,7 @@ class _Uses(ast.NodeVisitor):
         self.found: list[Use] = []
         self.module_names: set[str] = set()
         self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
+        self.values: dict[str, list[ast.expr]] = {}  # what each local is bound to (see local_values)
 
     def add(self, key: str, reason: str | None) -> None:
         self.found.append(Use(key, reason))
@@ -127,6 +129,7 @@ class _Uses(ast.NodeVisitor):
             # The outermost definition: its decorators are dropped and its annotations never evaluated
             # (see Target.compile), but its defaults are evaluated once, at install, in your process.
             self._defaults(node)
+            self.values = shapes.local_values(node)
         else:
             for expr in [*node.decorator_list, *args.defaults, *filter(None, args.kw_defaults), node.returns,
                          *(a.annotation for a in every)]:
@@ -161,7 +164,7 @@ class _Uses(ast.NodeVisitor):
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for key, reason in class_body(node):
+        for key, reason in shapes.class_body(node):
             self.add(key, reason)
         for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
             self.visit(expr)
@@ -220,7 +223,7 @@ class _Uses(ast.NodeVisitor):
         if self.local(name):
             if name in self.aliases and bare:
                 self._chain(self.aliases[name])
-                if is_module_alias(name, self.aliases[name]):
+                if shapes.is_module_alias(name, self.aliases[name]):
                     self._module_value(self.aliases[name])
             return
         if name in REFLECTION and bare and name not in self.namespace:
@@ -302,19 +305,21 @@ class _Uses(ast.NodeVisitor):
         self.visit(node.value)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
-        for attr in match_class(node):  # ``case object(inspect=…)`` reads ``.inspect``, judged as ``x.inspect`` is
+        for attr in shapes.match_class(node):  # ``case object(inspect=…)`` reads ``.inspect``: judged as such
             self._attribute_name(attr)
             self._world(attr)
         self.generic_visit(node)
 
     def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
-        for key, reason in match_keys(node):
+        for key, reason in shapes.match_keys(node):
             self.add(key, reason)
         self.generic_visit(node)
 
     def _attribute_name(self, attr: str) -> None:
         if attr.startswith("__") and attr.endswith("__") and attr not in DUNDER_OK:
             self.add(f"dunder:{attr}", f"dunder attribute {attr}")
+        elif attr in ESCAPE_HATCHES:  # frames, tracebacks, code: however spelled (a pattern, attrgetter, getattr)
+            self.add(f"hatch:{attr}", f"the interpreter's internals .{attr}")
 
     def _world(self, attr: str) -> None:
         if attr in WORLD_ATTRIBUTES:
@@ -333,7 +338,7 @@ class _Uses(ast.NodeVisitor):
 
     def owner(self, node: ast.expr) -> str | None:
         """What object ``node`` is part of, when that is state outliving a call (see :func:`owner_of`)."""
-        return owner_of(self, node)
+        return shapes.owner_of(self, node)
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -352,7 +357,9 @@ class _Uses(ast.NodeVisitor):
             names = [constant(arg) for arg in node.args]
             if any(name is None or "__" in name or "." in name for name in names):  # "inspect.os.system": a chain
                 self.add("reflect:attrgetter", "reflection with a computed or dotted name (operator.attrgetter)")
-        elif dotted == "random.Random" and not seeded(node):
+            for name in names:
+                self._attribute_name(name or "")
+        elif dotted == "random.Random" and not shapes.seeded(node):
             self.add("random:unseeded", "randomness random.Random seeded from the world (or an object)")
         if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3 and not self.local("type"):
             self.add("type:3", "a class made by type(name, bases, namespace) (its namespace binds what it likes)")

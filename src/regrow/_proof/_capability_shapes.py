@@ -95,10 +95,55 @@ def owner_of(self: Any, node: ast.expr) -> str | None:
                 return None  # a module's function (collections.Counter()) makes a fresh object
             node = func.value  # x.setdefault(k, []).append(v) writes into x
         elif isinstance(node, ast.Name):
+            if self.local(node.id):  # a local holding a class or a global object is that object (``T = type(x)``)
+                return f"what {node.id} holds (a class or a global object)" if shared(self, node) else None
             fresh = node.id in PURE_BUILTINS and node.id not in _CLASS_STATE and node.id not in self.namespace
-            return None if self.local(node.id) or fresh else f"the global object {node.id}"
+            return None if fresh else f"the global object {node.id}"
         else:
             return None
+
+
+
+def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
+    """What each name bound in ``function`` (nested scopes too) is bound to: an assignment's value (the whole of it
+    for a tuple target), a loop's iterable, a walrus's value, a ``with``'s context."""
+    found: dict[str, list[ast.expr]] = {}
+
+    def bind(target: ast.AST | None, value: ast.expr) -> None:
+        for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)) if target is not None else ():
+            found.setdefault(name, []).append(value)
+
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            bind(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bind(node.target, node.iter)
+        elif isinstance(node, ast.withitem):
+            bind(node.optional_vars, node.context_expr)
+    return found
+
+
+def shared(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``node`` is (or holds, for a literal container) an object that outlives the call: a global, a module's
+    class or function, a class (``type(x)``, ``x.__class__``, ``super()``), or what a local bound to one holds."""
+    if isinstance(node, ast.Name):
+        if not self.local(node.id):
+            return node.id in self.namespace
+        return node.id not in seen and any(shared(self, value, seen | {node.id})
+                                           for value in self.values.get(node.id, ()))
+    if isinstance(node, ast.Attribute):
+        return self.module_path(node) is not None or node.attr == "__class__" or shared(self, node.value, seen)
+    if isinstance(node, ast.Subscript):
+        return shared(self, node.value, seen)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not self.local(node.func.id):
+        return node.func.id in _CLASS_STATE or (node.func.id == "getattr" and bool(node.args)
+                                                 and shared(self, node.args[0], seen))
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return any(shared(self, element, seen) for element in node.elts)
+    return False
 
 
 def seeded(node: ast.Call) -> bool:

@@ -32,6 +32,8 @@ _ESCAPE_HATCHES = frozenset(
         "__reduce_ex__", "f_globals", "f_locals", "f_builtins", "f_back", "gi_frame", "cr_frame", "ag_frame",
         "tb_frame", "co_code", "f_code", "f_trace", "__traceback__", "_getframe", "_current_frames", "settrace",
         "setprofile", "modules", "__self__", "__func__", "__wrapped__", "__defaults__", "__kwdefaults__",
+        "tb_next", "gi_code", "gi_yieldfrom", "cr_code", "cr_await", "cr_origin", "ag_code", "ag_await", "f_lasti",
+        "co_filename", "co_consts", "co_names", "co_varnames", "co_name", "co_qualname",
     }
 )  # fmt: skip
 # Modules that reach outside the process (files, processes, network, raw memory) or into the interpreter.
@@ -202,10 +204,19 @@ class _Rails(ast.NodeVisitor):
             func = self._dotted(node.func) or ""  # b.getattr where b is builtins
         if func in _REFLECTION or func in _VIA_BUILTINS:
             self._check_reflection(node, func.removeprefix("builtins."))
+        elif func == "operator.attrgetter" and any(
+                part in _ESCAPE_HATCHES for arg in node.args for part in (_constant_str(arg) or "").split(".")):
+            self.flag(node, "operator.attrgetter of an interpreter attribute")
         elif self.strict and func in _REFLECTIVE_HELPERS and not all(_constant_str(a) for a in node.args):
             self.flag(node, f"{func} with a computed name")
         elif self.strict and func in _ATTRIBUTE_WRITERS:
             self.flag(node, f"use of {func} (it writes attributes of other objects)")
+        self.generic_visit(node)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for name in node.kwd_attrs:  # ``case object(tb_frame=frame)`` reads ``.tb_frame``
+            if name in _ESCAPE_HATCHES or _odd_dunder(name):
+                self.flag(node, f"access to {name} (in a class pattern)")
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -243,7 +254,7 @@ class _Rails(ast.NodeVisitor):
 
 _DUNDER_OK = frozenset(
     {"__name__", "__qualname__", "__doc__", "__class__", "__init__", "__len__", "__iter__", "__next__", "__eq__",
-     "__hash__", "__repr__", "__str__", "__enter__", "__exit__", "__post_init__", "__annotations__", "__module__"}
+     "__hash__", "__repr__", "__str__", "__post_init__", "__annotations__", "__module__"}
 )  # fmt: skip
 
 
