@@ -44,3 +44,25 @@ def test_pytest_checks_with_tmp_path_run_in_the_fork_sandbox(tmp_path: Path, mon
     assert good.ok, good.reason
     assert not bad.ok and "assert 7 == 6" in bad.reason
     assert target.func([1, 2, 3]) == 7  # the host's function is untouched by what the child ran
+
+
+def test_an_order_a_time_limit_interrupted_is_made_whole_again(tmp_path, monkeypatch):
+    """A time limit's interrupt between the reorder's remove and insert lost the test from the order: every later
+    candidate judged in that worker failed with "no test of … ran" (5 of 10 runs of one heal found no fix so)."""
+    from regrow._checks._oracles import CheckFailed
+
+    (tmp_path / "sums.py").write_text(MODULE)
+    (tmp_path / "test_sums.py").write_text(TESTS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import sums
+
+        tests = PytestTests(["test_sums.py"])
+        ids = tests.collect()
+        tests._order = ids[1:]  # what the interrupted remove/insert left
+        with pytest.raises(CheckFailed, match="assert 7 == 6"):
+            tests(sums.total)  # every test runs again: the failure is the test's, not "no test ran"
+        assert sorted(tests._order) == sorted(ids)
+    finally:
+        sys.modules.pop("sums", None)

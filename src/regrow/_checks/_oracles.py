@@ -322,8 +322,8 @@ class PytestTests(BaseCheck):
 
     def __call__(self, fn: Callable[..., Any]) -> None:
         suite = self._suite()
-        if self._order is None:
-            self._order = suite.ids
+        if self._order is None or len(self._order) != len(suite.ids):  # (whole, whatever interrupted a reorder)
+            self._order = list(suite.ids)
         passed = 0
         for nodeid in list(self._order):
             if passes_unrun(nodeid):
@@ -331,9 +331,10 @@ class PytestTests(BaseCheck):
                 continue
             result = run_test(suite, nodeid)
             if not result.passed:
-                # Run first next time: a candidate that fails usually fails where the last one did.
-                self._order.remove(nodeid)
-                self._order.insert(0, nodeid)
+                # Run first next time: a candidate that fails usually fails where the last one did. One assignment:
+                # a time limit's interrupt between a remove and an insert lost the test from the order, and every
+                # later candidate in that worker failed with "no test ran" (a right fix too; the outcome varied).
+                self._order = [nodeid, *(other for other in self._order if other != nodeid)]
                 raise CheckFailed(result.reason, result.location)
             passed += not result.skipped
         if not passed:
