@@ -228,6 +228,9 @@ def _noting(event: Event) -> None:
 def _outcome(heal: ProjectHeal, status: int) -> str:
     """The summary's outcome, from what keeping the fix did (``heal.kept_as``), not from what was asked."""
     keeping, done = heal.keeping, heal.kept_as
+    kept = "written" in done or ("patch" in done and keeping.patch is not None) or {"opened", "exists"} & set(done)
+    if status == UNDELIVERED and not kept:
+        return "fixed, but not kept (see above)"
     if status in (0, UNDELIVERED):
         written = "written to the file" if "written" in done else \
             "the file is unchanged (--apply writes it)" if not keeping.apply else "not written (see above)"
