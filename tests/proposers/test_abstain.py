@@ -330,3 +330,20 @@ def test_an_ambiguity_shows_the_caller_s_credentials_masked(make_module, tmp_pat
         shown += [str(row) for row in db.execute("SELECT * FROM sessions")]
     assert any("[REDACTED]" in text for text in shown)
     assert not [text for text in shown if "PLANTED" in text]
+
+
+def test_a_part_dropped_in_the_statement_of_the_first_find_is_judged_as_its_rival(make_module):
+    """``range(0, len(xs) - 1, n)``: ``len(xs) + 1`` passes the one test and was installed (``chunks([1, 2, 3, 4], 2)``
+    then ended with an empty chunk), while ``len(xs)``, the part dropped, was never judged. It is now, as a rival:
+    the two disagree on the test's own input shortened, and nothing is installed."""
+    mod = make_module('''
+        def chunks(xs, n):
+            return [xs[i:i + n] for i in range(0, len(xs) - 1, n)]
+    ''')
+
+    def test_chunks(fn):
+        assert fn([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]
+
+    result = regrow.repair(mod.chunks, args=([1, 2, 3, 4, 5], 2), tests=[test_chunks], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("len(xs))" in candidate or "len(xs), n)" in candidate for candidate in result.ambiguous.candidates)

@@ -184,13 +184,17 @@ class Plan:
         than the one found, and is not judged."""
         start = 0 if after is None else after.index + 1
         single = after is not None and after.second is None
-        near = self._span(after.site) if rivals and after is not None and single else None
+        span = self._span(after.site) if after is not None and single else None
+        near = span if rivals else None
         condition = self._condition(after.site) if after is not None and single else None
         for edit in self.edits.upto(start) if isinstance(self.edits, Ranked) else self.edits[start:]:
             limit = max_size()
             if limit is None or self.size(edit) <= limit or (edit.op.tier <= _RIVAL_TIER and (
                     (near is not None and self._span(edit.site) == near)
-                    or (condition is not None and self._condition(edit.site) is condition))):
+                    or (condition is not None and self._condition(edit.site) is condition))) or (
+                    # a part dropped in the statement the find changed (``len(xs)`` for ``len(xs) - 1``, ``n`` for
+                    # ``n * 60``): what the fix most often is where the bug was a part added; judged as a rival
+                    edit.op.name == "drop-operand" and span is not None and self._span(edit.site) == span):
                 yield edit
 
     def _condition(self, site: Site) -> ast.expr | None:
