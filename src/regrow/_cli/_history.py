@@ -95,6 +95,8 @@ def _table(db: sqlite3.Connection, what: str) -> list[dict[str, Any]]:
     for row in rows:
         if row.get("result") is not None:
             row["result"] = json.loads(row["result"])
+        if "ok" in row:  # a boolean, as PostgreSQL's (SQLite keeps 1)
+            row["ok"] = bool(row["ok"])
     return rows
 
 

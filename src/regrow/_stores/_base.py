@@ -314,7 +314,8 @@ class Store(FleetTables):
         """Every adoption of a landed fix by a running process, newest first, with its host."""
         with self._transaction(write=False) as tx:
             found = tx.rows(f"SELECT {', '.join(_INSTALL_FIELDS)} FROM installs ORDER BY id DESC")
-        return [dict(zip(_INSTALL_FIELDS, row, strict=True)) for row in found]
+        rows = [dict(zip(_INSTALL_FIELDS, row, strict=True)) for row in found]
+        return [{**row, "ok": bool(row["ok"])} for row in rows]  # a boolean on both backends (SQLite keeps 1)
 
 
 @contextlib.contextmanager
