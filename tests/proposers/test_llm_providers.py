@@ -17,7 +17,7 @@ import pytest
 from llm_servers import SERVERS, LoopbackServer, OpenAIServer, Raw, Text, failing_request
 
 from regrow import ProposerError
-from regrow._proposers._llm import LLMProposer, RetryPolicy, proposer_for, transport_for
+from regrow._proposers._llm import LLMProposer, ModelLimits, RetryPolicy, proposer_for, transport_for
 from regrow._proposers._llm._anthropic import AnthropicTransport
 from regrow._proposers._llm._gemini import GeminiTransport
 from regrow._proposers._llm._litellm import LiteLLMTransport
@@ -245,6 +245,22 @@ def test_empty_and_huge_replies_are_refused_with_their_reason(server: LoopbackSe
     assert "the reply is too long" in refusals[1]
     # The third prompt told the model about both refusals.
     assert "the reply was empty" in server.requests[2].text and "too long" in server.requests[2].text
+
+
+_WITHHELD = {"openai": "content_filter", "anthropic": "refusal", "gemini": "SAFETY", "litellm": "content_filter"}
+
+
+def test_a_reply_the_provider_withheld_is_said_to_be_refused_not_empty(server: LoopbackServer) -> None:
+    """A provider's refusal (OpenAI's content_filter, Anthropic's refusal, Gemini's SAFETY) was reported as "the reply
+    was empty", which sent the user looking at the model."""
+    finish = _WITHHELD.get(server.wire, "content_filter")
+    server.add(Text("", finish=finish))
+    events: list[Any] = []
+    with pytest.raises(ProposerError, match="budget of 1 model calls is spent"):  # (no second reply: it stops)
+        list(proposer_against(server, limits=ModelLimits(max_calls=1)).propose(
+            failing_request(price, "$3", events=(events.append,))))
+    refusals = [e.message for e in events if e.type == "reply_refused"]
+    assert refusals and f"the provider refused to answer (its stop reason: {finish})" in refusals[0], refusals
 
 
 # -- model strings, keys and extras ----------------------------------------------------------------------------

@@ -40,6 +40,11 @@ _SCREENED_FORMS = 1000  # engine candidates a reply is compared with for a repea
 _CLIMBS = 6  # rungs tried for a prompt that differs from every one sent, before the session ends
 
 
+# Stop reasons of a reply the provider withheld (OpenAI, Anthropic, Gemini): said as such, not as an empty reply.
+_REFUSALS = frozenset({"content_filter", "refusal", "safety", "recitation", "prohibited_content", "blocklist",
+                       "spii"})
+
+
 class _Run:
     """One session's work: its calls, its meter, its memory of refused replies and of the prompts sent."""
 
@@ -186,6 +191,8 @@ class _Run:
         """The candidate in ``reply``, or ``None`` after remembering why it was refused."""
         tokens_in, tokens_out = self._counted(reply, latency, retries)
         parsed = parse_reply(reply.text, self.rules, truncated=reply.truncated)
+        if parsed.source is None and not reply.text.strip() and reply.finish.lower() in _REFUSALS:
+            parsed = Parsed(None, f"the provider refused to answer (its stop reason: {reply.finish})")
         if parsed.source is None:
             self._refused(parsed, reply.text)
             return None
