@@ -34,6 +34,15 @@ def _fresh_session_cap() -> Iterator[None]:
     SESSIONS.clear()
     PROCESS.reset()
     yield
+    # The stores a test's functions opened by their location, and the listeners on them, closed after it: a store is
+    # reached at its first use, and one left open (a pool retrying an unreachable server, a SQLite connection per
+    # thread) held descriptors beside every later test of the session (a sandbox child's result pipe then got a
+    # descriptor past the 63 its channel tests look at).
+    from regrow._heal import _fleet_listen
+    from regrow._stores import _shared
+
+    _fleet_listen.stop(timeout=10)
+    _shared.close_all()
 
 
 @pytest.fixture

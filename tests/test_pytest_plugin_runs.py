@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from released import interruptible
 from test_pytest_plugin import ENV, MODULE, TESTS, pytest_run
 
 SLOW_GUARD = '''
@@ -40,7 +40,8 @@ def project_in_git(tmp_path: Path) -> Path:
 
 def interrupted(cwd: Path, flag: str, *args: str) -> subprocess.CompletedProcess[str]:
     """A pytest run stopped as a terminal's Ctrl-C stops it (SIGINT to its process group) once ``flag`` exists."""
-    child = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=ENV,
+    # (interruptible: a suite run as a background job, as CI runs it, starts its children with SIGINT ignored)
+    child = subprocess.Popen([*interruptible("pytest"), "-p", "no:cacheprovider", *args], cwd=cwd, env=ENV,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
     while not (cwd / flag).exists() and time.monotonic() < deadline and child.poll() is None:

@@ -51,18 +51,18 @@ def test_an_order_a_time_limit_interrupted_is_made_whole_again(tmp_path, monkeyp
     candidate judged in that worker failed with "no test of … ran" (5 of 10 runs of one heal found no fix so)."""
     from regrow._checks._oracles import CheckFailed
 
-    (tmp_path / "sums.py").write_text(MODULE)
-    (tmp_path / "test_sums.py").write_text(TESTS)
+    (tmp_path / "sums_order.py").write_text(MODULE)
+    (tmp_path / "test_sums_order.py").write_text(TESTS.replace("from sums import", "from sums_order import"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        import sums
+        import sums_order as sums
 
-        tests = PytestTests(["test_sums.py"])
+        tests = PytestTests(["test_sums_order.py"])
         ids = tests.collect()
         tests._order = ids[1:]  # what the interrupted remove/insert left
         with pytest.raises(CheckFailed, match="assert 7 == 6"):
             tests(sums.total)  # every test runs again: the failure is the test's, not "no test ran"
         assert sorted(tests._order) == sorted(ids)
     finally:
-        sys.modules.pop("sums", None)
+        sys.modules.pop("sums_order", None)

@@ -336,7 +336,7 @@ def test_closing_stdout_and_stderr_only_affects_the_child(sandbox: ForkSandbox) 
 
 def test_garbage_on_every_fd_is_a_malformed_channel(sandbox: ForkSandbox) -> None:
     def scribble() -> None:
-        for fd in range(1, 64):
+        for fd in range(1, 1024):
             with contextlib.suppress(OSError):
                 os.write(fd, b"\xff\xff\xff\x00garbage")
         os._exit(0)

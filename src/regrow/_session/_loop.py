@@ -90,7 +90,7 @@ class Session:
         self.missed: list[str] = []  # withheld variables the candidates failed for want of
         self.failing = 0  # candidates that failed so
         # Every text a candidate produced passes through this before a log, a handler, a prompt or the ledger.
-        self.scrub = Scrubber.of(target.func.__globals__, failure.secrets)  # (the call's password= too)
+        self.scrub = Scrubber.of(target.func.__globals__, getattr(failure, "secrets", ()))  # (its password= too)
         # Folders whose writes go to a throwaway view in every sandboxed call (regrow._checks._writes): these, and
         # those the original is found to write when the search starts.
         self.views = tuple(views)

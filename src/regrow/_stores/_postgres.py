@@ -117,7 +117,7 @@ class PostgresStore(Store):
     @property
     def location(self) -> str:
         """The URL with its password masked, whether in its userinfo or a ``?password=`` parameter."""
-        return redact_text(_PASSWORD.sub(r"\1***@", self.url))
+        return _PASSWORD.sub(r"\1***@", redact_text(self.url))
 
     @contextlib.contextmanager
     def _transaction(self, write: bool = True) -> Iterator[_Tx]:

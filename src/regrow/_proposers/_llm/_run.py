@@ -177,7 +177,8 @@ class _Run:
         self.meter.start()
         # Every secret the host knows is masked by value, plain and encoded: the configuration the function
         # reads (kept in its sandbox, registered by the session) may sit in a local or a message shown here.
-        namespace, more = self.request.target.func.__globals__, self.request.failure.secrets  # (the call's password=)
+        namespace = self.request.target.func.__globals__
+        more: frozenset[str] = getattr(self.request.failure, "secrets", frozenset())  # (the call's password=)
         return Chat(mask(prompt.system, namespace, more), mask(prompt.user, namespace, more), params)
 
     def retrying(self, error: TransportError, delay: float) -> None:
