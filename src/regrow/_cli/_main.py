@@ -62,9 +62,11 @@ def _run_heal(args: argparse.Namespace, out: TextIO) -> int:
                                               ("environ", args.environ or None)) if value is not None}
     # A store asked for on the command line is opened now: one that cannot be is bad input (one line, exit 2), where
     # a running app's is reached at its first use and missed with a warning.
-    from .._store import Store
+    from .._stores._shared import shared
 
-    store = Store(args.store) if args.store else None
+    store = shared(args.store) if args.store else None  # (closed at exit with the others a process shares)
+    if store is not None:
+        store.reach()
     options = project_options(jobs=args.jobs, model=args.model, store=store, on_event=args.on_event, **given)
     heal = ProjectHeal(args.target, tuple(args.test), options, args.rootdir, tuple(args.pytest_args), args.quiet,
                        args.no_copy, Keeping.from_args(args), verbose=args.verbose, log=args.log,

@@ -130,6 +130,10 @@ class Store(FleetTables):
             finally:
                 self._migrating = False
 
+    def reach(self) -> None:
+        """Reach the store now, its schema made or migrated: a :class:`StoreError` says why it cannot be."""
+        self._ready()
+
     def _migrate(self) -> None:
         with self._transaction() as tx:
             if self.LOCK:
