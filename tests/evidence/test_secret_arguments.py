@@ -3,6 +3,7 @@ summary, message and traceback, the log, the events, the verdicts a repair store
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from pathlib import Path
@@ -64,9 +65,9 @@ def test_a_repair_stores_and_says_nothing_of_the_secret(make_module, tmp_path: P
         healed("alice", SECRET)  # no fix: a candidate must not return for an unknown password
     assert events and not [event for event in events if SECRET in repr(event)]
     assert "KeyError" in caplog.text and SECRET not in caplog.text
-    connection = sqlite3.connect(store)
-    tables = [name for (name,) in connection.execute("select name from sqlite_master where type='table'")]
-    rows = "".join(repr(row) for table in tables for row in connection.execute(f"select * from {table}"))
+    with contextlib.closing(sqlite3.connect(store)) as connection:
+        tables = [name for (name,) in connection.execute("select name from sqlite_master where type='table'")]
+        rows = "".join(repr(row) for table in tables for row in connection.execute(f"select * from {table}"))
     assert "KeyError" in rows and SECRET not in rows
 
 

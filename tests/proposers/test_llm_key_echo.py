@@ -3,6 +3,7 @@ the exception and its ledger, events, log records (tracebacks included) and the 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import traceback
@@ -54,7 +55,7 @@ def test_a_key_the_provider_echoes_is_masked_everywhere(make_module, tmp_path: P
     assert "HTTP 401" in shown and key not in shown
     assert not [event for event in events if key in repr(event)]
     assert "HTTP 401" in caplog.text and key not in caplog.text
-    rows = "".join(repr(row) for table, in sqlite3.connect(store).execute(
-        "select name from sqlite_master where type='table'") for row in sqlite3.connect(store).execute(
-        f"select * from {table}"))
+    with contextlib.closing(sqlite3.connect(store)) as connection:
+        tables = [name for (name,) in connection.execute("select name from sqlite_master where type='table'")]
+        rows = "".join(repr(row) for table in tables for row in connection.execute(f"select * from {table}"))
     assert "HTTP 401" in rows and key not in rows

@@ -3,6 +3,7 @@ function from healing on its own; a worker waits for it instead of dying."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from pathlib import Path
@@ -41,7 +42,7 @@ def test_a_store_a_newer_regrow_migrated_leaves_the_function_healing_on_its_own(
     """A rolling upgrade: a newer regrow migrated the store; an old host must still start and heal."""
     db = tmp_path / "regrow.db"
     SQLiteStore(db).close()
-    with sqlite3.connect(db) as connection:
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:  # (closed: 3.13 warns)
         connection.execute("INSERT INTO schema_version (version) VALUES (99)")
     mod = make_module(TOTAL.format(store=str(db)))  # imported: before, StoreError at decoration
     with caplog.at_level(logging.WARNING, logger="regrow"):
