@@ -12,6 +12,7 @@ import pytest
 
 import regrow
 from regrow._stores._sqlite import SQLiteStore
+from regrow._stores._tables import StoreError
 
 TOTAL = '''
 import regrow
@@ -59,7 +60,7 @@ class _Away(SQLiteStore):
     def take(self, holder, lease):  # type: ignore[no-untyped-def]
         if _Away.misses < 2:
             _Away.misses += 1
-            raise regrow.StoreError("cannot reach the store: couldn't get a connection after 10.00 sec")
+            raise StoreError("cannot reach the store: couldn't get a connection after 10.00 sec")
         return super().take(holder, lease)
 
 
@@ -72,3 +73,19 @@ def test_a_worker_waits_for_a_store_that_is_away(tmp_path: Path, caplog: pytest.
         assert work(store, until_idle=True, poll=0.01) == []  # it went on, and stopped once no job waited
     assert _Away.misses == 2 and caplog.text.count("cannot take a job") == 2
     store.close()
+
+
+def test_a_store_that_gave_no_connection_is_given_half_a_second_at_its_next_uses() -> None:
+    """docs/fleet.md: after a store gives no connection, its uses for the next 5 s wait at most half a second (each
+    waited the whole connect_timeout before: six waits of 10 s for one failing call)."""
+    from regrow._stores._postgres import GLANCE, PostgresStore
+
+    store = PostgresStore("postgresql://nobody@127.0.0.1:1/none", lazy=True, connect_timeout=2.0)
+    try:
+        with pytest.raises(StoreError, match=r"after 2\.00 sec"):
+            store.last_landing()  # the first use waits the whole connect_timeout
+        with pytest.raises(StoreError, match=r"after 0\.50 sec"):
+            store.last_landing()  # the next, a glance
+        assert GLANCE == 0.5
+    finally:
+        store.close()
