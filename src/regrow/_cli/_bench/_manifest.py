@@ -15,6 +15,7 @@ fixable = true                  # optional: false marks a bug the engine should 
 family = "core"                 # optional label for the report
 root = "."                      # optional: this task's own root
 min_calls = 10                  # optional: this task's own minimum (``--min-calls`` overrides both)
+inputs = "inputs/net_balance.py::INPUTS"   # optional: more inputs for the judge, a list of argument tuples
 ```
 """
 
@@ -46,6 +47,7 @@ class Task:
     family: str = ""
     bug: str = ""
     min_calls: int | None = None  # calls a judgement against the reference needs (None: the default)
+    inputs: str | None = None  # "path.py::NAME": a list of argument tuples the judge compares on too
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -102,6 +104,10 @@ def _task(entry: Any, base: Path, folder: Path, number: int, min_calls: int | No
         raise RegrowError(f"task #{number} ({entry['target']}) needs tests = [\"tests/test_x.py\", ...]")
     root = (folder / entry["root"]).resolve() if isinstance(entry.get("root"), str) else base
     fixable = entry.get("fixable")
+    inputs = entry.get("inputs")
+    if inputs is not None and (not isinstance(inputs, str) or "::" not in inputs):
+        raise RegrowError(f"task #{number} ({entry['target']}): inputs must be \"path/to/module.py::NAME\", "
+                          f"not {inputs!r}")
     return Task(
         name=str(entry.get("name") or entry["target"].rpartition("::")[2]),
         target=entry["target"],
@@ -112,4 +118,5 @@ def _task(entry: Any, base: Path, folder: Path, number: int, min_calls: int | No
         family=str(entry.get("family", "")),
         bug=str(entry.get("bug", "")),
         min_calls=_min_calls(entry.get("min_calls"), f"task #{number}") or min_calls,
+        inputs=inputs,
     )

@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import re
+import runpy
 import sys
 import time
 import traceback
@@ -24,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..._checks._evaluate import evaluate
+from ..._checks._inputs import Call, SealedCall, seal_all
 from ..._checks._oracles import Check, PytestTests
 from ..._checks._pytest_runner import CollectionError
 from ..._checks._spectrum import Spectrum, record, split_checks, trace_job
@@ -86,6 +88,7 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
     tests = _load_tests(task)
     target = _load_target(task.target)
     reference = _load_reference(target, task.reference) if task.reference else None
+    _inputs(task)  # a bad inputs= stops the task before its repair, not after
     with _worker(target, tests, reference) as worker:
         baseline, order = _baseline(split_checks([tests]), worker)
         if reference is not None:
@@ -99,7 +102,8 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
             low, high = _JUDGE_SECONDS
             budget = min(max(end - time.monotonic(), low), high)
             min_calls = DEFAULT_MIN_CALLS if task.min_calls is None else task.min_calls
-            verdict = judge(worker, result.pop("source"), baseline.calls(), min_calls, budget)
+            given = _given(baseline.calls(), _inputs(task))
+            verdict = judge(worker, result.pop("source"), given, min_calls, budget)
             if result["status"] == "fixed":
                 result.update(verdict)
             else:  # what abstaining cost (a correct fix not installed) or saved (a wrong one)
@@ -230,6 +234,30 @@ def _reference_source(target: Target, reference: str) -> tuple[str, types.Functi
         if name in func.__globals__ and name not in target.func.__globals__:
             target.func.__globals__[name] = func.__globals__[name]
     return ast.unparse(node), func
+
+
+def _inputs(task: Task) -> list[SealedCall]:
+    """The manifest's own inputs for the judge (``inputs = "path.py::NAME"``: a list of argument tuples), sealed."""
+    if task.inputs is None:
+        return []
+    where, _, name = task.inputs.rpartition("::")
+    try:
+        values = runpy.run_path(os.path.join(task.root, where))[name]
+    except Exception as exc:
+        raise Stop("bad-target", f"cannot load the inputs {task.inputs}: {describe(exc)}") from exc
+    if not isinstance(values, (list, tuple)) or not all(isinstance(args, tuple) for args in values):
+        raise Stop("bad-target", f"the inputs {task.inputs} must be a list of argument tuples")
+    return seal_all([Call(tuple(args), {}) for args in values])
+
+
+def _given(recorded: Sequence[SealedCall], listed: Sequence[SealedCall]) -> list[SealedCall]:
+    """The tests' calls, then the manifest's inputs they do not already hold."""
+    given, seen = list(recorded), {call.key for call in recorded}
+    for call in listed:
+        if call.key not in seen:
+            given.append(call)
+            seen.add(call.key)
+    return given
 
 
 def _codes(code: types.CodeType) -> Iterator[types.CodeType]:

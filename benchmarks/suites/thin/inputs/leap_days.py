@@ -1,0 +1,1 @@
+INPUTS = [(y,) for y in range(1890, 2110)]

@@ -1,0 +1,1 @@
+INPUTS = [(m,) for m in range(1, 13)]

@@ -1,0 +1,1 @@
+INPUTS = [(f'{a}-{b}',) for a in range(4) for b in range(4)]

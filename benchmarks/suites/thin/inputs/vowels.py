@@ -1,0 +1,1 @@
+INPUTS = [(s,) for s in ['', 'xyz', 'AEIOU', 'aeiou', 'Hello World', 'Queue']]

@@ -1,0 +1,1 @@
+INPUTS = [(d,) for d in range(0, 30)]

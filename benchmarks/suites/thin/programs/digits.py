@@ -1,0 +1,4 @@
+def digits(n):
+    if n < 10:
+        return []
+    return digits(n // 10) + [n % 10]

@@ -1,0 +1,4 @@
+def gcd(a, b):
+    while b:
+        a, b = b, b % a
+    return a

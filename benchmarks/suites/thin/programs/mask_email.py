@@ -1,0 +1,3 @@
+def mask_email(e):
+    user, _, domain = e.partition("@")
+    return user[:1] + "*" * (len(user) - 2) + "@" + domain

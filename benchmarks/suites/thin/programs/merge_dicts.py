@@ -1,0 +1,2 @@
+def merge(base, override):
+    return {**override, **base}

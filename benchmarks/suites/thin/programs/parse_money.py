@@ -1,0 +1,3 @@
+def to_cents(s):
+    dollars, cents = s.lstrip("$").split(".")
+    return int(dollars) * 100 + int(cents) * 10

@@ -1,0 +1,2 @@
+def quarter(month):
+    return month // 3 + 1

@@ -1,0 +1,2 @@
+def title_case(s):
+    return " ".join(w[:1].upper() + w[2:].lower() for w in s.split())

@@ -1,0 +1,2 @@
+def between(x, lo, hi):
+    return lo <= x <= hi

@@ -1,0 +1,4 @@
+def percent(part, total):
+    if total == 0:
+        return 0.0
+    return round(part / total * 100, 1)

@@ -1,0 +1,3 @@
+from datetime import date
+def days_between(a, b):
+    return abs((b - a).days)

@@ -1,0 +1,2 @@
+def discount(price, pct):
+    return price * (1 - pct / 100)

@@ -1,0 +1,6 @@
+def histogram(xs, width):
+    bins = {}
+    for x in xs:
+        b = x // width * width
+        bins[b] = bins.get(b, 0) + 1
+    return bins

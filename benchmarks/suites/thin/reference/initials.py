@@ -1,0 +1,2 @@
+def initials(name):
+    return "".join(p[0].upper() for p in name.split())

@@ -1,0 +1,3 @@
+from datetime import date
+def is_weekend(d):
+    return d.weekday() >= 5

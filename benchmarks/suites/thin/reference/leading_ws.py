@@ -1,0 +1,2 @@
+def indent_of(line):
+    return len(line) - len(line.lstrip(" "))

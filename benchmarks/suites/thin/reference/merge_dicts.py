@@ -1,0 +1,2 @@
+def merge(base, override):
+    return {**base, **override}

@@ -1,0 +1,2 @@
+def parse_temp(s):
+    return float(s.strip()[:-1])

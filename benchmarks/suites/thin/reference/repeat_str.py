@@ -1,0 +1,5 @@
+def repeat(s, n):
+    out = ""
+    for _ in range(n):
+        out += s
+    return out

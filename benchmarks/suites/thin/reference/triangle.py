@@ -1,0 +1,2 @@
+def triangle(n):
+    return n * (n + 1) // 2

@@ -1,0 +1,2 @@
+def valid_month(m):
+    return 1 <= m <= 12

@@ -1,0 +1,2 @@
+def weeks(days):
+    return (days + 6) // 7

@@ -1,0 +1,2 @@
+def window_sums(xs, k):
+    return [sum(xs[i:i + k]) for i in range(len(xs) - k + 1)]

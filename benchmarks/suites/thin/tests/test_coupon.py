@@ -1,0 +1,3 @@
+from programs.coupon import apply_coupon
+def test_coupon():
+    assert apply_coupon(100, "SAVE20") == 80

@@ -1,0 +1,3 @@
+from programs.factorial import factorial
+def test_fact():
+    assert factorial(5) == 120

@@ -1,0 +1,3 @@
+from programs.lucas import lucas
+def test_lucas():
+    assert lucas(5) == 11

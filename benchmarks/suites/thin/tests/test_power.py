@@ -1,0 +1,3 @@
+from programs.power import power
+def test_pow():
+    assert power(2, 3) == 8

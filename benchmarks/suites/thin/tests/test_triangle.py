@@ -1,0 +1,3 @@
+from programs.triangle import triangle
+def test_tri():
+    assert triangle(4) == 10

@@ -1,0 +1,3 @@
+from programs.truncate import truncate
+def test_trunc():
+    assert truncate("hello", 5) == "hello"
