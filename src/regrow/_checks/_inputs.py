@@ -14,23 +14,21 @@ worker opens them again — to vary them (the ``"vary"`` job) or to call a funct
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import dataclasses
 import hashlib
 import inspect
 import itertools
-import math
 import pickle
 import types
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, AnyStr
+from typing import Any
 
 from .._redact import MASK, is_secret_name, redact_text
 from .._sandbox._warm import Worker
 from .._sandbox._warm_child import Overrun, time_limit
 from ._render import ADDRESS, readable
-from ._widen import fields_varied, inserted, more_variants, paired, streams
+from ._widen import fields_varied, inserted, paired, plain_variants, streams, wide_variants
 
 _MAX_SEAL = 256 << 10  # bytes of pickled arguments one sealed call may hold; a larger call is not kept
 _MAX_SHOWN = 2000
@@ -153,40 +151,16 @@ def arguments_of(code: types.CodeType, f_locals: dict[str, Any]) -> Call:
 
 
 def _variants(value: Any) -> Iterator[Any]:
-    """Small changes of one argument, keeping its type: :func:`_plain_variants`, and an object's number
+    """Small changes of one argument, keeping its type: :func:`plain_variants`, and an object's number
     fields ±1 (a receiver, a record; ``__slots__`` too): a method whose candidates differ only on states
     the tests never built shows it there (``Bits('10')`` gives ``Bits('11')``)."""
-    yield from _plain_variants(value)
+    yield from plain_variants(value)
     if not isinstance(value, (bool, int, float, str, bytes, list, tuple, dict)):
         yield from fields_varied(value, _step, slots=True)
 
 
 def _step(value: Any) -> Iterator[Any]:
     yield from (value + 1, value - 1)
-
-
-def _plain_variants(value: Any) -> Iterator[Any]:
-    """Small changes of a plain value, keeping its type."""
-    if isinstance(value, bool):
-        yield not value
-    elif isinstance(value, int):
-        yield value + 1
-        yield value - 1
-    elif isinstance(value, float) and math.isfinite(value):
-        yield value + 1.0
-        yield value - 1.0
-    elif isinstance(value, str) and value:
-        yield value[1:]
-        yield value[:-1]
-        if value.strip() != value:
-            yield value.strip()
-    elif isinstance(value, (list, tuple)) and value:
-        yield value[:-1]
-        yield value[1:]
-        if len(value) > 1:
-            yield value[::-1]
-    elif isinstance(value, dict) and value:
-        yield dict(list(value.items())[:-1])
 
 
 def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -> list[Call]:
@@ -208,20 +182,26 @@ def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -
     return made
 
 
-def vary_job(given: Any, limit: int, with_texts: bool = False, texts: Sequence[str] = ()) -> list[dict[str, str]]:
+def vary_job(given: Any, limit: int, with_texts: bool = False, wide: bool = False,
+             texts: Sequence[str] = ()) -> list[dict[str, str]]:
     """The ``"vary"`` job (runs in a worker): :func:`derive` on plain sealed calls (with ``texts`` if asked
-    ``with_texts``), the result sealed."""
-    return [call.to_plain() for call in seal_all(derive(open_all(given), limit, texts if with_texts else ()))]
+    ``with_texts``), then, if asked ``wide``, :func:`widen`'s calls not among those; the result sealed."""
+    calls = open_all(given)
+    made = derive(calls, limit, texts if with_texts else ())
+    if wide and len(made) < limit:
+        seen = {call.key() for call in made}
+        made += [call for call in widen(calls, limit) if call.key() not in seen][:limit - len(made)]
+    return [call.to_plain() for call in seal_all(made)]
 
 
 def variations(worker: Worker, given: Sequence[SealedCall], limit: int, timeout: float = 5.0,
-               with_texts: bool = False) -> list[SealedCall]:
+               with_texts: bool = False, wide: bool = False) -> list[SealedCall]:
     """:func:`derive` for sealed calls, run in the worker's ``"vary"`` job (none if that fails); ``with_texts``:
-    the job's texts put into string arguments too."""
+    the job's texts put into string arguments too; ``wide``: :func:`widen`'s calls after those."""
     if not given or limit <= 0:
         return []
-    status, made = worker.call("vary", [call.to_plain() for call in given], limit, with_texts, timeout=timeout,
-                               read=sealed_list)
+    plain = [call.to_plain() for call in given]
+    status, made = worker.call("vary", plain, limit, with_texts, wide, timeout=timeout, read=sealed_list)
     return made if status == "ok" else []
 
 
@@ -261,64 +241,6 @@ def returned(signature: str) -> bool:
     return signature.startswith("returned ")
 
 
-# Wider inputs, for judging a fix against a reference (the benchmark): a wrong fix the tests let through must show.
-
-_NUMBERS = (0, 1, 2, 3, -1, -2, 7, 10, 100)
-_ELEMENT_VARIANTS = 3  # changes of the first and of the last element of a container
-
-
-def _wide_variants(value: Any) -> Iterator[Any]:
-    """:func:`_variants` and more, keeping the type: landmark numbers, ±2, doubled, halved and negated
-    ones; empty, singleton, longer (with duplicates), reversed, sorted containers; empty,
-    one-character, doubled, upper and lower case strings and strings with spaces."""
-    yield from _plain_variants(value)  # objects: by more_variants below, as the judge always varied them
-    if isinstance(value, bool):
-        return
-    if type(value) is int or (type(value) is float and math.isfinite(value)):
-        yield from (type(value)(n) for n in _NUMBERS)
-        yield from (value + 2, value - 2, value * 2, -value)
-        yield value // 2 if type(value) is int else value / 2
-        if type(value) is float:
-            yield 0.5
-    elif isinstance(value, str):
-        yield from _text_variants(value, " ")
-    elif isinstance(value, bytes):
-        yield from _text_variants(value, b" ")
-    elif type(value) in (list, tuple):
-        kind = type(value)
-        yield kind()
-        if value:
-            yield from (value[:1], value + value, value[::-1])
-            with contextlib.suppress(Exception):
-                yield kind(sorted(value))
-            for at in dict.fromkeys((0, len(value) - 1)):
-                for element in itertools.islice(_wide_variants(value[at]), _ELEMENT_VARIANTS):
-                    yield kind([*value[:at], element, *value[at + 1 :]])
-    elif type(value) in (set, frozenset):
-        yield type(value)()
-        with contextlib.suppress(Exception):
-            yield type(value)(sorted(value)[:1])
-    elif type(value) is dict:
-        yield {}
-        items = list(value.items())
-        if items:
-            yield dict(items[:1])
-            yield dict(reversed(items))
-            with contextlib.suppress(Exception):
-                yield dict(sorted(items))
-            key, first = items[0]
-            for element in itertools.islice(_wide_variants(first), _ELEMENT_VARIANTS):
-                yield {**value, key: element}
-    else:  # dates, durations, exact numbers, objects with number fields (see _widen)
-        yield from more_variants(value)
-
-
-def _text_variants(value: AnyStr, space: AnyStr) -> Iterator[AnyStr]:
-    yield from (value[:0], value[:1], value * 2, value.upper(), value.lower(), space + value + space)
-    if len(value) > 1:
-        yield value[: len(value) // 2] + space + value[len(value) // 2 :]
-
-
 def optional_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], frozenset[str]]:
     """The positions (in a recorded call's ``args``) and keyword-only names of ``fn``'s parameters
     that are optional: with a default, or annotated as admitting ``None``."""
@@ -345,7 +267,7 @@ def optional_parameters(fn: Callable[..., Any]) -> tuple[frozenset[int], frozens
 
 def widen(calls: Sequence[Call], limit: int = 400,
           optional: tuple[frozenset[int], frozenset[str]] = (frozenset(), frozenset())) -> list[Call]:
-    """New calls, each one argument of a given call changed by :func:`_wide_variants` (or set to
+    """New calls, each one argument of a given call changed by :func:`wide_variants` (or set to
     ``None`` where its parameter is optional), or two arguments swapped, given each other's value or
     changed at once (:mod:`._widen`); round-robin over every argument of every call, so each
     contributes before ``limit`` cuts; none equal to a given call or to each other."""
@@ -353,7 +275,7 @@ def widen(calls: Sequence[Call], limit: int = 400,
     pending = [stream for call in calls for stream in (
         *(_argument_calls(call, at, value, optional) for at, value in enumerate(call.args)),
         *(_argument_calls(call, name, value, optional) for name, value in call.kwargs.items()),
-        *(_positional_calls(call, both) for both in streams(call.args, _wide_variants)))]
+        *(_positional_calls(call, both) for both in streams(call.args, wide_variants)))]
     made: list[Call] = []
     while pending and len(made) < limit:
         for stream in list(pending):
@@ -379,7 +301,7 @@ def _positional_calls(call: Call, stream: Iterator[tuple[Any, ...]]) -> Iterator
 
 def _argument_calls(call: Call, where: int | str, value: Any,
                     optional: tuple[frozenset[int], frozenset[str]]) -> Iterator[Call]:
-    variants: Iterator[Any] = _wide_variants(value)
+    variants: Iterator[Any] = wide_variants(value)
     if value is not None and where in (optional[0] if isinstance(where, int) else optional[1]):
         variants = itertools.chain([None], variants)
     for variant in variants:

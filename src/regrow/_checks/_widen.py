@@ -16,17 +16,21 @@ Functions of plain values only (the calls themselves are :mod:`._inputs`'), run 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import datetime
 import decimal
 import fractions
 import itertools
+import math
+import re
 import types
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, AnyStr
 
 _MAGNITUDES = (0, 2, -2, 10, 100)
+_DIGITS = re.compile(r"\d+")
 _FIELDS = 4  # fields of one object varied, at most
 _PAIRED = 3  # variations of each argument of a pair
 _TEXTS = 4  # the function's own short string constants put into string arguments (see constant_texts) ...
@@ -154,3 +158,90 @@ def inserted(value: Any, texts: Sequence[str]) -> Iterator[Any]:
         for text in texts:
             for at in dict.fromkeys((*range(min(len(value), _PLACES) + 1), len(value))):
                 yield value[:at] + text + value[at:]
+
+
+def plain_variants(value: Any) -> Iterator[Any]:
+    """Small changes of a plain value, keeping its type."""
+    if isinstance(value, bool):
+        yield not value
+    elif isinstance(value, int):
+        yield value + 1
+        yield value - 1
+    elif isinstance(value, float) and math.isfinite(value):
+        yield value + 1.0
+        yield value - 1.0
+    elif isinstance(value, str) and value:
+        yield value[1:]
+        yield value[:-1]
+        if value.strip() != value:
+            yield value.strip()
+    elif isinstance(value, (list, tuple)) and value:
+        yield value[:-1]
+        yield value[1:]
+        if len(value) > 1:
+            yield value[::-1]
+    elif isinstance(value, dict) and value:
+        yield dict(list(value.items())[:-1])
+
+
+# Wider inputs, for judging a fix against a reference (the benchmark): a wrong fix the tests let through must show.
+
+_NUMBERS = (0, 1, 2, 3, -1, -2, 7, 10, 100)
+_ELEMENT_VARIANTS = 3  # changes of the first and of the last element of a container
+
+
+def wide_variants(value: Any) -> Iterator[Any]:
+    """:func:`plain_variants` and more, keeping the type: landmark numbers, ±2, doubled, halved and negated
+    ones; empty, singleton, longer (with duplicates), reversed, sorted containers; empty,
+    one-character, doubled, upper and lower case strings and strings with spaces."""
+    yield from plain_variants(value)  # objects: by more_variants below, as the judge always varied them
+    if isinstance(value, bool):
+        return
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        yield from (type(value)(n) for n in _NUMBERS)
+        yield from (value + 2, value - 2, value * 2, -value)
+        yield value // 2 if type(value) is int else value / 2
+        if type(value) is float:
+            yield 0.5
+    elif isinstance(value, str):
+        yield from _texts_of(value, " ")
+    elif isinstance(value, bytes):
+        yield from _texts_of(value, b" ")
+    elif type(value) in (list, tuple):
+        kind = type(value)
+        yield kind()
+        if value:
+            yield from (value[:1], value + value, value[::-1])
+            with contextlib.suppress(Exception):
+                yield kind(sorted(value))
+            for at in dict.fromkeys((0, len(value) - 1)):
+                for element in itertools.islice(wide_variants(value[at]), _ELEMENT_VARIANTS):
+                    yield kind([*value[:at], element, *value[at + 1 :]])
+    elif type(value) in (set, frozenset):
+        yield type(value)()
+        with contextlib.suppress(Exception):
+            yield type(value)(sorted(value)[:1])
+    elif type(value) is dict:
+        yield {}
+        items = list(value.items())
+        if items:
+            yield dict(items[:1])
+            yield dict(reversed(items))
+            with contextlib.suppress(Exception):
+                yield dict(sorted(items))
+            key, first = items[0]
+            for element in itertools.islice(wide_variants(first), _ELEMENT_VARIANTS):
+                yield {**value, key: element}
+    else:  # dates, durations, exact numbers, objects with number fields (see _widen)
+        yield from more_variants(value)
+
+
+def _texts_of(value: AnyStr, space: AnyStr) -> Iterator[AnyStr]:
+    yield from (value[:0], value[:1], value * 2, value.upper(), value.lower(), space + value + space)
+    if len(value) > 1:
+        yield value[: len(value) // 2] + space + value[len(value) // 2 :]
+    if isinstance(value, str):  # a number written in the text, another size: ``"$3.01"`` → ``"$3.99"``
+        for match in itertools.islice(_DIGITS.finditer(value), _PLACES):
+            for run in ("9" * max(len(match.group()), 2), "0"):
+                if run != match.group():
+                    yield value[: match.start()] + run + value[match.end() :]

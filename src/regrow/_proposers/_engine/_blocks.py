@@ -280,4 +280,44 @@ class WrapCall:
                 yield call(wrapper, node)
 
 
-BLOCKS: list[Operator] = [ReturnDropped(), GuardBlock(), ElifBranch(), RestoreUpdate(), ExitAdded(), WrapCall()]
+class SwapStatements:
+    """Two neighbouring statements of a block in the wrong order, one writing what the other reads:
+    ``out.append(total)`` before ``total += x`` in a running sum. The block's statement is replaced with
+    the two swapped (the rest kept as written)."""
+
+    name, tier, prior = "swap-stmts", 2, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith)):
+            return
+        for field in ("body", "orelse"):
+            block: list[ast.stmt] = getattr(node, field, None) or []
+            for i in range(len(block) - 1):
+                first, second = block[i], block[i + 1]
+                if _dependent(first, second):
+                    swapped = copy.copy(node)
+                    setattr(swapped, field, [*block[:i], second, first, *block[i + 2 :]])
+                    yield [swapped]
+
+
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+
+
+def _dependent(first: ast.stmt, second: ast.stmt) -> bool:
+    """Whether two simple statements depend on each other: one writes (or mutates) a name the other reads."""
+    if not isinstance(first, _SIMPLE) or not isinstance(second, _SIMPLE):
+        return False
+    return bool(_writes(first) & set(_read([second])) or _writes(second) & set(_read([first])))
+
+
+def _writes(stmt: ast.stmt) -> set[str]:
+    written = set(_stored([stmt]))
+    written.update(n.func.value.id for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                   and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATORS
+                   and isinstance(n.func.value, ast.Name))
+    return written
+
+
+BLOCKS: list[Operator] = [ReturnDropped(), GuardBlock(), ElifBranch(), RestoreUpdate(), ExitAdded(), WrapCall(),
+                          SwapStatements()]

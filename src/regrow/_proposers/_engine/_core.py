@@ -278,7 +278,10 @@ class OffByOne:
         parent = site.parent
         is_range_arg = (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
                         and parent.func.id == "range" and site.field == "args")
-        if is_range_arg or isinstance(parent, ast.Slice) or is_value(site) or is_passed_count(site):
+        # The numerator of ``//`` or ``%`` too: ``(month - 1) // 3`` counts from 1, ``month // 3`` from 0.
+        divided = isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.FloorDiv, ast.Mod)) and \
+            site.field == "left"
+        if is_range_arg or isinstance(parent, ast.Slice) or is_value(site) or is_passed_count(site) or divided:
             yield plus(node, 1)
             yield plus(node, -1)
 

@@ -36,6 +36,7 @@ from ._scope import Site
 from ._splice import prepare, splice, splice_both
 
 _RIVAL_TIER = 2  # core and template edits: rivals of a find in its statement (see Plan.order)
+_RIVAL_OPERATORS = frozenset({"drop-operand", "off-by-one"})  # judged as rivals in the find's statement, any size
 
 
 @dataclasses.dataclass
@@ -193,8 +194,12 @@ class Plan:
                     (near is not None and self._span(edit.site) == near)
                     or (condition is not None and self._condition(edit.site) is condition))) or (
                     # a part dropped in the statement the find changed (``len(xs)`` for ``len(xs) - 1``, ``n`` for
-                    # ``n * 60``): what the fix most often is where the bug was a part added; judged as a rival
-                    edit.op.name == "drop-operand" and span is not None and self._span(edit.site) == span):
+                    # ``n * 60``): what the fix most often is where the bug was a part added; and a ±1 there
+                    # (``(month - 1) // 3`` beside ``month // 4``): the commonest fix of all; judged as rivals
+                    edit.op.name in _RIVAL_OPERATORS and span is not None and self._span(edit.site) == span) or (
+                    # a recursion's base case returning what it was given (few, and a find's rival wherever it is),
+                    # and an off-by-one undone (``range(n - 1)`` → ``range(n)``) wherever it is
+                    edit.op.name == "base-case" or (edit.op.name == "drop-operand" and _unit_step(edit))):
                 yield edit
 
     def _condition(self, site: Site) -> ast.expr | None:
@@ -349,3 +354,11 @@ def judge_source(target: Target, source: str, checks: Sequence[Check], limit: fl
         return {"ok": False, "check": "sandbox", "reason": f"timed out after {limit:.2g}s"}
     finally:
         target.restore()  # the limit may have struck while evaluate was putting the original back
+
+
+def _unit_step(edit: Edit) -> bool:
+    """Whether ``edit`` drops the ``± 1`` of ``x + 1`` or ``x - 1`` (keeping ``x``)."""
+    node = edit.site.node
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and \
+        isinstance(node.right, ast.Constant) and type(node.right.value) is int and node.right.value == 1 and \
+        edit.new is node.left

@@ -119,7 +119,7 @@ def failing_inputs(spectrum: Spectrum | None, worker: Worker,
     seen.update(call.key for call in given)
     # The function's own texts put into strings near the failing calls only: there the original is wrong, and
     # how a candidate treats them is what tells a fix from one that only stops the failure.
-    made = variations(worker, given, min(_VARIATIONS, _MAX_INPUTS), with_texts=True)
+    made = variations(worker, given, min(_VARIATIONS, _MAX_INPUTS), with_texts=True, wide=True)
     return given, [call for call in made if call.key not in seen]
 
 

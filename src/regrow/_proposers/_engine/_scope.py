@@ -61,6 +61,8 @@ class Scope(Deferring):
                 variables.append(node.arg)
             elif isinstance(node, ast.Attribute) and node.attr not in attributes:
                 attributes.append(node.attr)
+        if "_" not in loaded and "_" in variables:  # ``_`` names a value thrown away: no edit reads it
+            variables.remove("_")
         sites = list(_sites(function))
         methods = list(dict.fromkeys(
             n.func.attr for n in ast.walk(function)

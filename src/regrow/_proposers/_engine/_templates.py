@@ -188,7 +188,52 @@ class ReturnLiteral:
                 yield [ast.Return(ast.Constant(literal))]
 
 
+class BaseCase:
+    """A recursion's base case that returns a literal where it meant what it was called with: under ``if n <
+    10:``, ``return 0`` → ``return n``, ``return []`` → ``return [n]``; under ``if len(xs) == 1:``, ``return
+    xs[0]``. Only in a function that calls itself, only for the parameters its condition reads."""
+
+    name, tier, prior = "base-case", 2, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node, parent = site.node, site.parent
+        if not isinstance(node, ast.Return) or not isinstance(parent, ast.If) or site.field != "body" or \
+                not isinstance(node.value, (ast.Constant, ast.List, ast.Tuple)) or not _recursive(scope):
+            return
+        empty = isinstance(node.value, (ast.List, ast.Tuple)) and not node.value.elts
+        if isinstance(node.value, (ast.List, ast.Tuple)) and not empty:
+            return
+        read = set(names_in(parent.test))
+        measured = {arg.id for test in ast.walk(parent.test) if isinstance(test, ast.Call)
+                    and isinstance(test.func, ast.Name) and test.func.id == "len" and len(test.args) == 1
+                    for arg in test.args if isinstance(arg, ast.Name)}
+        for param in scope.params:
+            if param not in read or param in ("self", "cls"):
+                continue
+            if param in measured:
+                yield [ast.Return(ast.Subscript(load(param), ast.Constant(0), ast.Load()))]
+            elif empty:
+                made: list[ast.expr] = [load(param)]
+                yield [ast.Return(ast.List(made, ast.Load()) if isinstance(node.value, ast.List) else
+                                  ast.Tuple(made, ast.Load()))]
+            else:
+                yield [ast.Return(load(param))]
+
+
+def _recursive(scope: Scope) -> bool:
+    """Whether the function calls itself (by its name, or as a method of ``self`` or ``cls``)."""
+    name = scope.function.name
+    for node in ast.walk(scope.function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == name) or (
+                    isinstance(func, ast.Attribute) and func.attr == name and isinstance(func.value, ast.Name)
+                    and func.value.id in ("self", "cls")):
+                return True
+    return False
+
+
 TEMPLATES: list[Operator] = [
     GuardClause(), NegateCondition(), Clamp(), SliceIterable(), AddTerm(), SquareOrAbs(), BoolReturnComparison(),
-    ConcatReturn(), ReturnLiteral(),
+    ConcatReturn(), ReturnLiteral(), BaseCase(),
 ]
