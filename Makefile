@@ -46,6 +46,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/live_wait.py
 	$(BIN)/python benchmarks/fleet.py
 	$(BIN)/regrow bench benchmarks/suites/regrow40/manifest.toml --jobs 2 --out bench-results
+	$(BIN)/regrow bench benchmarks/suites/thin/manifest.toml --jobs 2 --out bench-results/thin
 	$(MAKE) bench-realcode
 	$(MAKE) bench-peers
 

@@ -234,6 +234,12 @@ def test_the_inputs_made_from_a_call_are_wide() -> None:
     assert "None, 'ab', [3, 1], scale=1.5" not in made  # n has no default: never None
     assert len(made) == len(set(made)) and "5, 'ab', [3, 1], scale=1.5" not in made  # none repeated, none given
     assert widen([Call((object(),), {})]) == []  # an opaque object has no variations
+    # A number inside a text, another size: each of the first three runs of digits as 99 (9s) and as 0
+    texts = shown(widen([Call(("$3.01 x1234 5 6",), {})], limit=1000))
+    for text in ("'$99.01 x1234 5 6'", "'$3.99 x1234 5 6'", "'$3.01 x9999 5 6'", "'$0.01 x1234 5 6'",
+                 "'$3.0 x1234 5 6'", "'$3.01 x0 5 6'"):
+        assert text in texts
+    assert not [text for text in texts if "99 6'" in text]  # the fourth run is left as it is
 
 
 PARSE = """
@@ -380,6 +386,10 @@ def test_bad_manifests_are_refused(tmp_path: Path) -> None:
     manifest.write_text("[suite]\nmin_calls = 3\n[[task]]\ntarget = 'a.py::f'\ntests = ['t.py']\n"
                         "[[task]]\ntarget = 'a.py::g'\ntests = ['t.py']\nmin_calls = 20\n")
     assert [task.min_calls for task in load(manifest).tasks] == [3, 20]
+    for bad in ("3", "'inputs.py'"):  # not text, or no ::NAME
+        manifest.write_text(f"[[task]]\ntarget = 'a.py::f'\ntests = ['t.py']\ninputs = {bad}\n")
+        with pytest.raises(RegrowError, match="inputs must be"):
+            load(manifest)
     suite = load(SUITE)
     assert suite.name == "tiny" and Path(suite.tasks[0].root) == SUITE.parent
     assert all(task.min_calls is None for task in suite.tasks)
@@ -428,3 +438,30 @@ def test_dates_durations_and_pairs_are_varied() -> None:
     assert "datetime.date(2024, 1, 15), datetime.timedelta(days=2)" in made
     assert any(shown.startswith("datetime.date(2024, 1, 16), datetime.timedelta(days=2)") for shown in made)  # a pair
     assert "3, 5" in [call.shown() for call in widen([Call((5, 3), {})])]  # swapped
+
+
+def test_a_manifest_s_own_inputs_are_judged_on(tmp_path: Path) -> None:
+    """``inputs = "inputs/dbl.py::INPUTS"``: the fix ``n * 2`` is right wherever the tests' calls and the inputs made
+    from them reach, and wrong at 6000, which only the manifest's list holds."""
+    for folder, text in (("programs", "def dbl(n):\n    return n * 3\n"),
+                         ("reference", "def dbl(n):\n    return n * 2 if n < 5000 else 7\n"),
+                         ("tests", "from programs.dbl import dbl\n\n\ndef test_dbl():\n    assert dbl(1) == 2\n"
+                                   "    assert dbl(3) == 6\n"),
+                         ("inputs", "INPUTS = [(6000,), (3,)]\n")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / ("test_dbl.py" if folder == "tests" else "dbl.py")).write_text(text)
+    (tmp_path / "conftest.py").write_text("import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n")
+    task = ("[[task]]\nname = 'dbl'\ntarget = 'programs/dbl.py::dbl'\ntests = ['tests/test_dbl.py']\n"
+            "reference = 'reference/dbl.py::dbl'\nmin_calls = 2\n")
+    (tmp_path / "plain.toml").write_text(task)
+    (tmp_path / "listed.toml").write_text(task + "inputs = 'inputs/dbl.py::INPUTS'\n")
+    plain, _ = bench(tmp_path / "plain.toml", tmp_path / "out-plain")
+    listed, printed = bench(tmp_path / "listed.toml", tmp_path / "out-listed")
+    assert plain["tasks"][0]["status"] == "correct"
+    assert listed["tasks"][0]["status"] == "wrong", listed["tasks"][0]
+    assert listed["tasks"][0]["counterexample"] == "f(6000): reference returned 7, fix returned 12000"
+    # On the buggy version the test stops at its first assert: 3 is the list's, as 6000 is (1 is not listed twice)
+    (tmp_path / "inputs" / "dbl.py").write_text("INPUTS = [(6000,), (1,)]\n")
+    again, _ = bench(tmp_path / "listed.toml", tmp_path / "out-again")
+    assert (plain["tasks"][0]["inputs"]["given"], listed["tasks"][0]["inputs"]["given"],
+            again["tasks"][0]["inputs"]["given"]) == (1, 3, 2)

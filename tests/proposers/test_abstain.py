@@ -347,3 +347,151 @@ def test_a_part_dropped_in_the_statement_of_the_first_find_is_judged_as_its_riva
     result = regrow.repair(mod.chunks, args=([1, 2, 3, 4, 5], 2), tests=[test_chunks], install=False)
     assert not result.ok and result.ambiguous is not None, result.reason
     assert any("len(xs))" in candidate or "len(xs), n)" in candidate for candidate in result.ambiguous.candidates)
+
+
+# Under-tested bugs of the benchmark suite benchmarks/suites/thin, where a wrong fix was installed before.
+
+def test_a_recursion_s_base_case_returning_its_argument_is_a_rival(make_module):
+    """``if n < 10: return 0`` in a digit sum: ``return 1`` passes ``sum_digits(123) == 6`` (1 + 2 + 3) and was
+    installed; ``return n``, what was meant, was never made. It is now, and the two disagree on ``sum_digits(5)``."""
+    mod = make_module('''
+        def sum_digits(n):
+            if n < 10:
+                return 0
+            return n % 10 + sum_digits(n // 10)
+    ''')
+
+    def test_sum(fn):
+        assert fn(123) == 6
+
+    result = regrow.repair(mod.sum_digits, args=(123,), tests=[test_sum], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("return n\n" in candidate for candidate in result.ambiguous.candidates)
+
+
+def test_a_list_base_case_and_a_measured_one(make_module):
+    """``return []`` → ``return [n]``; under ``if len(xs) == 1:``, ``return 0`` → ``return xs[0]``: offered as rivals."""
+    mod = make_module('''
+        def digits(n):
+            if n < 10:
+                return []
+            return digits(n // 10) + [n % 10]
+
+        def max_rec(xs):
+            if len(xs) == 1:
+                return 0
+            rest = max_rec(xs[1:])
+            return xs[0] if xs[0] > rest else rest
+    ''')
+
+    def test_digits(fn):
+        assert fn(123) == [1, 2, 3]
+
+    def test_max(fn):
+        assert fn([3, 1, 2]) == 3
+        assert fn([1, 7]) == 7
+
+    result = regrow.repair(mod.digits, args=(123,), tests=[test_digits], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("return [n]" in candidate for candidate in result.ambiguous.candidates)
+    result = regrow.repair(mod.max_rec, args=([3, 1, 2],), tests=[test_max], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("return xs[0]" in candidate for candidate in result.ambiguous.candidates)
+
+
+def test_a_numerator_counted_from_one_is_a_rival(make_module):
+    """``month // 3 + 1`` with ``quarter(1) == 1`` and ``quarter(12) == 4``: ``month // 4 + 1`` passes and was
+    installed (``quarter(7)`` is then 2); ``(month - 1) // 3 + 1`` is judged too now, and they disagree."""
+    mod = make_module('''
+        def quarter(month):
+            return month // 3 + 1
+    ''')
+
+    def test_quarter(fn):
+        assert fn(1) == 1
+        assert fn(12) == 4
+
+    result = regrow.repair(mod.quarter, args=(12,), tests=[test_quarter], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("(month - 1) // 3 + 1" in candidate for candidate in result.ambiguous.candidates)
+    assert any("month // 4 + 1" in candidate for candidate in result.ambiguous.candidates)
+
+
+def test_an_off_by_one_undone_on_another_line_is_a_rival(make_module):
+    """``range(n - 1)`` in a Fibonacci loop: ``a, b = 1, 1`` passes ``fib(1) == 1`` and ``fib(10) == 55`` (the sequence
+    shifted by one) and was installed, ``range(n)`` (a larger edit on another line) never judged."""
+    mod = make_module('''
+        def fib(n):
+            a, b = 0, 1
+            for _ in range(n - 1):
+                a, b = b, a + b
+            return a
+    ''')
+
+    def test_fib(fn):
+        assert fn(1) == 1
+        assert fn(10) == 55
+
+    result = regrow.repair(mod.fib, args=(10,), tests=[test_fib], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("range(n):" in candidate for candidate in result.ambiguous.candidates)
+
+
+def test_no_candidate_reads_a_thrown_away_loop_variable(make_module):
+    """``for _ in range(n + 1)``: ``a, b = b, _ + b`` passed ``lucas(5) == 11`` and was installed. ``_`` names a
+    value thrown away: no edit reads it, and ``range(n)`` is the fix."""
+    mod = make_module('''
+        def lucas(n):
+            a, b = 2, 1
+            for _ in range(n + 1):
+                a, b = b, a + b
+            return a
+    ''')
+
+    def test_lucas(fn):
+        assert fn(5) == 11
+
+    result = regrow.repair(mod.lucas, args=(5,), tests=[test_lucas])
+    assert result.ok, result.reason
+    assert "range(n):" in result.fix.source and "_ +" not in result.fix.source
+    assert [mod.lucas(n) for n in range(6)] == [2, 1, 3, 4, 7, 11]
+
+
+def test_two_statements_in_the_wrong_order_are_swapped(make_module):
+    """A running sum that appends before it adds: the swap is the fix (before, ``total = 1`` and ``total += x + 1``,
+    a coincidence of ``[1, 2, 3]``, was installed)."""
+    mod = make_module('''
+        def cumsum(xs):
+            out = []
+            total = 0
+            for x in xs:
+                out.append(total)
+                total += x
+            return out
+    ''')
+
+    def test_cumsum(fn):
+        assert fn([1, 2, 3]) == [1, 3, 6]
+
+    result = regrow.repair(mod.cumsum, args=([1, 2, 3],), tests=[test_cumsum])
+    assert result.ok, result.reason
+    assert mod.cumsum([5]) == [5] and mod.cumsum([2, -1, 4]) == [2, 1, 5]
+    assert result.fix.source.index("total += x") < result.fix.source.index("out.append(total)")
+
+
+def test_a_number_inside_a_text_is_varied_near_the_failing_call(make_module):
+    """``int(cents) * 10`` for ``"$3.01"``: ``int(cents) % 10`` passes and was installed; ``"$3.99"`` (the number in
+    the text, another size) separates it from ``int(cents)``."""
+    mod = make_module('''
+        def to_cents(s):
+            dollars, cents = s.lstrip("$").split(".")
+            return int(dollars) * 100 + int(cents) * 10
+    ''')
+
+    def test_cents(fn):
+        assert fn("$3.01") == 301
+
+    result = regrow.repair(mod.to_cents, args=("$3.01",), tests=[test_cents], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("+ int(cents)\n" in candidate for candidate in result.ambiguous.candidates)
+    assert any("$3.99" in shown for shown in result.ambiguous.inputs)

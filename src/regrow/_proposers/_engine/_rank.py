@@ -117,9 +117,11 @@ def failing_inputs(spectrum: Spectrum | None, worker: Worker,
     seen = {call.key for call in known}
     given = [call for call in spectrum.calls() if call.key not in seen][:_MAX_INPUTS]
     seen.update(call.key for call in given)
-    # The function's own texts put into strings near the failing calls only: there the original is wrong, and
-    # how a candidate treats them is what tells a fix from one that only stops the failure.
-    made = variations(worker, given, min(_VARIATIONS, _MAX_INPUTS), with_texts=True, wide=True)
+    # Near every call a failing check made (one a passing check made too: ``f(123)`` both as the failing call
+    # and in a failing test), the function's own texts put into strings and wider changes: there the original
+    # is wrong, and how a candidate treats them is what tells a fix from one that only stops the failure.
+    failing = list({call.key: call for run in spectrum.failing for call in run.calls}.values())[:_MAX_INPUTS]
+    made = variations(worker, failing, min(_VARIATIONS, _MAX_INPUTS), with_texts=True, wide=True)
     return given, [call for call in made if call.key not in seen]
 
 
@@ -252,7 +254,8 @@ def unread_bindings(source: str) -> set[str]:
 
 def vacuous_tests(source: str) -> int:
     """How many tests (and calls) in a function can never decide (or change) anything: ``s.startswith("")``
-    and ``s.endswith("")`` (always true), ``"" in s`` (always true), a slice of constant bounds compared
+    and ``s.endswith("")`` (always true), ``"" in s`` (always true), a name compared with itself (``d == d``;
+    not ``x != x``, the test for a NaN), a slice of constant bounds compared
     with ``==`` or ``!=`` to a longer text (``label[2:3] == "--"``: never equal), and ``s.replace("-", "-")``.
     A fix that makes one vacuous removes it while seeming to change it; it counts as a dead binding does
     (see :func:`unread_bindings`)."""
@@ -267,6 +270,13 @@ def _empty(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value in ("", b"") and type(node.value) in (str, bytes)
 
 
+def _plain(node: ast.expr) -> bool:
+    """A name or a chain of attributes of one: the same value on both sides of a comparison."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
 def _vacuous(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
         if node.func.attr == "replace" and len(node.args) == 2:  # a text replaced by itself: nothing changes
@@ -275,6 +285,8 @@ def _vacuous(node: ast.AST) -> bool:
         return node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and _empty(node.args[0])
     if not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return False
+    if ast.dump(node.left) == ast.dump(node.comparators[0]) and _plain(node.left):
+        return not isinstance(node.ops[0], ast.NotEq)  # ``d == d``: always the same (``x != x`` asks for a NaN)
     if isinstance(node.ops[0], (ast.In, ast.NotIn)):
         return _empty(node.left)
     if not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
