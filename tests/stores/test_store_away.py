@@ -22,6 +22,7 @@ STORE = {store!r}
 
 def test_total(fn):
     assert fn([2, 3, 5]) == 10
+    assert fn([]) == 0
 
 
 @regrow.heal(tests=[test_total], store=STORE)
@@ -89,3 +90,18 @@ def test_a_store_that_gave_no_connection_is_given_half_a_second_at_its_next_uses
         assert GLANCE == 0.5
     finally:
         store.close()
+
+
+def test_a_store_that_refuses_the_connection_says_why(pg_server) -> None:  # type: ignore[no-untyped-def]
+    """A database that does not exist (or a wrong password, a role the server does not know): the pool gives up
+    with "pool initialization incomplete after 2.0 sec" and nothing more; the error now says what the server said too,
+    opened at once and at the first use of a store opened lazily."""
+    url = f"{pg_server.url}/no_such_database"
+    with pytest.raises(StoreError, match='incomplete after 2.0 sec: .*database "no_such_database" does not exist'):
+        regrow.Store(url, connect_timeout=2.0)
+    lazy = regrow.Store(url, lazy=True, connect_timeout=2.0)
+    try:
+        with pytest.raises(StoreError, match='database "no_such_database" does not exist'):
+            lazy.reach()
+    finally:
+        lazy.close()

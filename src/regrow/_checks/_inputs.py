@@ -185,19 +185,19 @@ def derive(calls: Sequence[Call], limit: int = 120, texts: Sequence[str] = ()) -
 def vary_job(given: Any, limit: int, with_texts: bool = False, wide: bool = False,
              texts: Sequence[str] = ()) -> list[dict[str, str]]:
     """The ``"vary"`` job (runs in a worker): :func:`derive` on plain sealed calls (with ``texts`` if asked
-    ``with_texts``), then, if asked ``wide``, :func:`widen`'s calls not among those; the result sealed."""
+    ``with_texts``), or, asked ``wide``, :func:`widen`'s calls that :func:`derive` does not make; sealed."""
     calls = open_all(given)
     made = derive(calls, limit, texts if with_texts else ())
-    if wide and len(made) < limit:
+    if wide:
         seen = {call.key() for call in made}
-        made += [call for call in widen(calls, limit) if call.key() not in seen][:limit - len(made)]
+        made = [call for call in widen(calls, limit + len(made)) if call.key() not in seen][:limit]
     return [call.to_plain() for call in seal_all(made)]
 
 
 def variations(worker: Worker, given: Sequence[SealedCall], limit: int, timeout: float = 5.0,
                with_texts: bool = False, wide: bool = False) -> list[SealedCall]:
     """:func:`derive` for sealed calls, run in the worker's ``"vary"`` job (none if that fails); ``with_texts``:
-    the job's texts put into string arguments too; ``wide``: :func:`widen`'s calls after those."""
+    the job's texts put into string arguments too; ``wide``: :func:`widen`'s calls instead, those not made so."""
     if not given or limit <= 0:
         return []
     plain = [call.to_plain() for call in given]

@@ -85,7 +85,7 @@ class PostgresStore(Store):
             try:
                 self._pool.open(wait=True, timeout=connect_timeout)
             except Exception as exc:
-                raise StoreError(f"cannot reach the store at {self.location}: {exc}") from None
+                raise StoreError(f"cannot reach the store at {self.location}: {self._why(exc)}") from None
             self._ready()
 
     def _new_pool(self) -> Any:
@@ -133,8 +133,21 @@ class PostgresStore(Store):
                 yield _Tx(cursor)
         except PoolTimeout as exc:  # no connection: for AWAY seconds each use waits only a GLANCE
             self._away_until = time.monotonic() + AWAY
-            raise StoreError(f"cannot reach the store at {self.location}: {exc}") from None
+            raise StoreError(f"cannot reach the store at {self.location}: {exc if away else self._why(exc)}") from None
         self._away_until = 0.0
+
+    def _why(self, exc: BaseException) -> str:
+        """What the server said to a connection of its own (``password authentication failed for user "app"``,
+        ``database "fleet" does not exist``): the pool's timeout alone says only "pool initialization
+        incomplete" (the reason is in a warning it logs). ``exc``'s text, then what the server said, if anything."""
+        import psycopg
+
+        try:
+            psycopg.connect(self.url, connect_timeout=max(1, int(min(self._connect_timeout, 5)))).close()
+        except psycopg.Error as error:
+            said = " ".join(str(error).split())
+            return f"{exc}: {redact_text(said)}" if said else str(exc)
+        return str(exc)
 
     def wake(self, timeout: float) -> None:
         """Wait for a NOTIFY on the channel (any landed fix) up to ``timeout`` seconds. A lost connection is

@@ -110,19 +110,21 @@ def guard_inputs(spectrum: Spectrum | None, worker: Worker) -> tuple[list[Sealed
 
 
 def failing_inputs(spectrum: Spectrum | None, worker: Worker,
-                   known: Sequence[SealedCall]) -> tuple[list[SealedCall], list[SealedCall]]:
-    """The failing checks' calls, and their variations: those not among ``known``."""
+                   known: Sequence[SealedCall]) -> tuple[list[SealedCall], list[SealedCall], list[SealedCall]]:
+    """The failing checks' calls, their small variations and their wide ones: those not among ``known``."""
     if spectrum is None:
-        return [], []
+        return [], [], []
     seen = {call.key for call in known}
     given = [call for call in spectrum.calls() if call.key not in seen][:_MAX_INPUTS]
     seen.update(call.key for call in given)
     # Near every call a failing check made (one a passing check made too: ``f(123)`` both as the failing call
-    # and in a failing test), the function's own texts put into strings and wider changes: there the original
+    # and in a failing test), the function's own texts put into strings, and wider changes: there the original
     # is wrong, and how a candidate treats them is what tells a fix from one that only stops the failure.
     failing = list({call.key: call for run in spectrum.failing for call in run.calls}.values())[:_MAX_INPUTS]
-    made = variations(worker, failing, min(_VARIATIONS, _MAX_INPUTS), with_texts=True, wide=True)
-    return given, [call for call in made if call.key not in seen]
+    nearby = [call for call in variations(worker, failing, _MAX_INPUTS, with_texts=True) if call.key not in seen]
+    seen.update(call.key for call in nearby)
+    wide = [call for call in variations(worker, failing, _MAX_INPUTS, wide=True) if call.key not in seen]
+    return given, nearby, wide
 
 
 @contextmanager
@@ -162,8 +164,8 @@ def rank(found: Sequence[Evidence], spectrum: Spectrum | None, worker: Worker, s
         evidence.lost = lost_bindings(source, evidence.candidate.source) if source else frozenset()
     calls, given = guard_inputs(spectrum, worker)
     passing = len(calls)
-    failed, nearby = failing_inputs(spectrum, worker, calls)
-    calls += [*failed, *nearby]
+    failed, nearby, wide = failing_inputs(spectrum, worker, calls)
+    calls += [*failed, *nearby, *wide]
     around = passing + len(failed)  # from here on, the failing calls' neighbourhood
     limit = _CALL_LIMIT * len(calls) + 1.0
     plain = [call.to_plain() for call in calls]
