@@ -465,3 +465,7 @@ def test_a_manifest_s_own_inputs_are_judged_on(tmp_path: Path) -> None:
     again, _ = bench(tmp_path / "listed.toml", tmp_path / "out-again")
     assert (plain["tasks"][0]["inputs"]["given"], listed["tasks"][0]["inputs"]["given"],
             again["tasks"][0]["inputs"]["given"]) == (1, 3, 2)
+    (tmp_path / "inputs" / "dbl.py").write_text("INPUTS = 6000\n")  # not a list of tuples: the task stops at once
+    broken, _ = bench(tmp_path / "listed.toml", tmp_path / "out-broken")
+    assert broken["tasks"][0]["status"] == "bad-target" and "candidates" not in broken["tasks"][0]
+    assert "must be a list of argument tuples" in broken["tasks"][0]["reason"]

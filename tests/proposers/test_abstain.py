@@ -495,3 +495,22 @@ def test_a_number_inside_a_text_is_varied_near_the_failing_call(make_module):
     assert not result.ok and result.ambiguous is not None, result.reason
     assert any("+ int(cents)\n" in candidate for candidate in result.ambiguous.candidates)
     assert any("$3.99" in shown for shown in result.ambiguous.inputs)
+
+
+def test_true_and_one_are_one_answer(make_module):
+    """``return 1`` and ``return True`` in a binomial's base case both pass ``binomial(4, 2) == 6`` and differ only
+    as ``==`` never tells: one answer, and the core edit is installed (it abstained on them)."""
+    mod = make_module('''
+        def binomial(n, k):
+            if k == 0 or k == n:
+                return 0
+            return binomial(n - 1, k - 1) + binomial(n - 1, k)
+    ''')
+
+    def test_binomial(fn):
+        assert fn(4, 2) == 6
+
+    result = regrow.repair(mod.binomial, args=(4, 2), tests=[test_binomial])
+    assert result.ok, result.reason
+    assert "return 1\n" in result.fix.source
+    assert [mod.binomial(5, k) for k in range(6)] == [1, 5, 10, 10, 5, 1]

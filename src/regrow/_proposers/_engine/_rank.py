@@ -37,13 +37,16 @@ _CALL_LIMIT = 0.25  # seconds one call may take on a compared input
 
 
 _NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0\.0(?![\d.eE])")
+_BOOLS = {"returned True": "returned 1", "returned False": "returned 0"}
 _WHOLE_FLOAT = re.compile(r"(?<![\w.])(-?\d+)\.0(?![\d.eE])")
 
 
 def alike(output: str) -> str:
-    """A behaviour as candidates are compared by: a whole float is the int it equals, ``-0.0`` is ``0``
-    (equal numbers that no test comparing with ``==`` tells apart: ``x / -y`` and ``-x / y``, or
-    ``return 0`` and ``return 0.0``, are one answer)."""
+    """A behaviour as candidates are compared by: a whole float is the int it equals, ``-0.0`` is ``0``, a
+    returned ``True`` or ``False`` is ``1`` or ``0`` (equal numbers that no test comparing with ``==`` tells
+    apart: ``x / -y`` and ``-x / y``, ``return 0`` and ``return 0.0``, ``return 1`` and ``return True``, are
+    one answer)."""
+    output = _BOOLS.get(output, output)
     return _WHOLE_FLOAT.sub(r"\1", _NEGATIVE_ZERO.sub("0.0", output))
 
 
