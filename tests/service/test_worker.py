@@ -116,7 +116,9 @@ def test_four_workers_drain_200_jobs_each_done_once(fleet, store_url, tmp_path):
     assert all(jobs[j]["result"]["ok"] and _works(jobs[j]["result"]["fix"]) for j in fixable)
     assert not any(jobs[j]["result"]["ok"] for j in unfixable)
     # captured from other code than these workers run: left for a worker that runs it, not marked done
-    assert all(jobs[j]["state"] == "taken" and not jobs[j].get("result") for j in stale)
+    # (or, taken three times on 10 s leases while the run lasted, given up)
+    assert all((jobs[j]["state"] == "taken" and not jobs[j].get("result")) or jobs[j]["state"] == "given-up"
+               for j in stale)
     searched = [row for row in store.sessions("total") if row["ok"]]
     assert len(searched) == 100 and len({row["fix"] for row in searched}) == 1  # one fix, served to the rest
     store.close()

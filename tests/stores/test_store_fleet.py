@@ -174,7 +174,12 @@ def test_a_job_that_keeps_killing_its_workers_is_given_up_after_max_attempts(sto
     for _ in range(3):
         assert store.take("w", -1, max_attempts=3) is not None
     assert store.take("w", 60, max_attempts=3) is None
-    assert store.jobs()[0]["attempts"] == 3
+    job = store.jobs()[0]
+    assert job["attempts"] == 3
+    # Listed as given up, with why, not as taken for ever (it was, with a lease long ended)
+    assert job["state"] == "given-up" and job["finished"] is not None
+    assert job["result"] == {"reason": "given up: taken 3 times, never finished"}
+    assert store.jobs("taken") == [] and [row["id"] for row in store.jobs("given-up")] == [job["id"]]
 
 
 def test_a_capture_without_target_or_fingerprint_is_refused(store):

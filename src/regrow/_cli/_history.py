@@ -152,9 +152,9 @@ def run_history(args: argparse.Namespace, out: TextIO) -> int:
                   f"{row['candidates']:>5}  {row['duration']:>6.2f}s  {row['host'] or '-':<16}  {row['qualname']}",
                   file=out)
     elif args.what == "jobs":
-        print(f"{'id':>5}  {'when':<19}  {'state':<6}  {'host':<16}  {'worker':<24}  target", file=out)
+        print(f"{'id':>5}  {'when':<19}  {'state':<8}  {'host':<16}  {'worker':<24}  target", file=out)
         for row in found:
-            print(f"{row['id']:>5}  {_when(row['created']):<19}  {row['state']:<6}  {row['host']:<16}  "
+            print(f"{row['id']:>5}  {_when(row['created']):<19}  {row['state']:<8}  {row['host']:<16}  "
                   f"{row['worker'] or '-':<24}  {row['target']}", file=out)
     else:
         print(f"{'id':>5}  {'when':<19}  {'outcome':<9}  {'host':<16}  {'pid':>7}  function", file=out)

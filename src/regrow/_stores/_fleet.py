@@ -129,8 +129,13 @@ class FleetTables:
 
     def take(self, worker: str, lease_seconds: float, *, max_attempts: int = 3) -> Job | None:
         """The oldest job no live worker holds, now ``worker``'s until the lease ends (``None``: none
-        waits). A job whose worker died (its lease ended) is taken again, up to ``max_attempts`` times."""
+        waits). A job whose worker died (its lease ended) is taken again, up to ``max_attempts`` times; then
+        it is ``given-up``, with the reason as its result."""
         with self._transaction() as tx:
+            # A job taken max_attempts times whose last lease ended is given up: listed so, not as taken for ever
+            tx.change(self._sql("UPDATE jobs SET state = 'given-up', finished = {now}, result = ? WHERE "
+                                "state = 'taken' AND expires < {now} AND attempts >= ?"),
+                      (json.dumps({"reason": f"given up: taken {max_attempts} times, never finished"}), max_attempts))
             found = tx.rows(self._sql(
                 "SELECT id FROM jobs WHERE (state = 'queued' OR (state = 'taken' AND expires < {now})) "
                 "AND attempts < ? ORDER BY id LIMIT 1 {skip}"), (max_attempts,))
@@ -157,7 +162,7 @@ class FleetTables:
                              (json.dumps(dict(result)), job.id, job.worker)) == 1
 
     def jobs(self, state: str | None = None) -> list[dict[str, Any]]:
-        """The jobs, oldest first (optionally in one state: queued, taken or done), results decoded."""
+        """The jobs, oldest first (optionally in one state: queued, taken, done or given-up), results decoded."""
         query = f"SELECT {', '.join(_JOB_FIELDS)} FROM jobs"
         with self._transaction(write=False) as tx:
             found = tx.rows(query + (" WHERE state = ?" if state else "") + " ORDER BY id", (state,) if state else ())

@@ -83,7 +83,10 @@ class SliceIterable:
             return
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             return
-        for lower, upper, step in ((1, None, None), (None, -1, None), (None, None, -1)):
+        # Not in ``len()``: ``len(x[1:])`` is ``len(x) - 1`` but on an empty ``x`` (the off-by-one operator's, where
+        # it differs only in keeping a crash of the original: ``len(xs[1:]) + 1`` beside ``len(xs)``), and
+        # ``len(x[::-1])`` is ``len(x)``. ``len(s[:n])``, the smaller of two, stays.
+        for lower, upper, step in () if _measured(site) else ((1, None, None), (None, -1, None), (None, None, -1)):
             yield _slice(node, *(None if v is None else ast.Constant(v) for v in (lower, upper, step)))
         for var in scope.variables:
             if var not in names_in(node):
@@ -102,6 +105,11 @@ def _iterated(site: Site) -> bool:
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         return name in _CONSUMERS
     return False
+
+
+def _measured(site: Site) -> bool:
+    parent = site.parent
+    return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "len"
 
 
 def _slice(node: ast.expr, lower: ast.expr | None, upper: ast.expr | None, step: ast.expr | None) -> ast.expr:
