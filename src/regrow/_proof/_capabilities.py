@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 from collections.abc import Iterable, Iterator, Mapping
 
 from .._redact import is_secret_name
@@ -42,8 +41,6 @@ from ._vocabulary import (
     pure_value,
     world,
 )
-
-_FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[][^{}]*\}")  # a replacement field that reads attributes or items
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,6 +104,7 @@ class _Uses(ast.NodeVisitor):
         self.module_names: set[str] = set()
         self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
         self.values: dict[str, list[ast.expr]] = {}  # what each local is bound to (see local_values)
+        self.callees: set[int] = set()  # the nodes called (an attribute called is not one passed as a value)
 
     def add(self, key: str, reason: str | None) -> None:
         self.found.append(Use(key, reason))
@@ -286,6 +284,8 @@ class _Uses(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._attribute_name(node.attr)
+        for key, reason in shapes.attribute_shapes(self, node):
+            self.add(key, reason)
         if node.attr in ("format", "format_map") and node is not self._called:  # its template unseen where it is called
             self.add("format:value", f"str.{node.attr} passed as a value (it reads the attributes its template names)")
         if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -320,6 +320,27 @@ class _Uses(ast.NodeVisitor):
             self.add(f"dunder:{attr}", f"dunder attribute {attr}")
         elif attr in ESCAPE_HATCHES:  # frames, tracebacks, code: however spelled (a pattern, attrgetter, getattr)
             self.add(f"hatch:{attr}", f"the interpreter's internals .{attr}")
+        elif attr.startswith("_") and attr != "_" and not attr.endswith("__"):  # ``K._convert_`` (an enum's, which
+            # reads and writes any module's globals by name)
+            self.add(f"private:{attr}", f"the private attribute .{attr} not used by the original")
+
+    def named(self, attr: str) -> None:
+        """An attribute named in a string (``getattr(x, "name")``, ``attrgetter("name")``): judged as ``x.name``,
+        and ``format`` so named is ``str.format`` passed as a value."""
+        self._attribute_name(attr)
+        if attr in ("format", "format_map"):
+            self.add("format:value", f"str.{attr} passed as a value (it reads the attributes its template names)")
+        elif attr == "__init__":
+            self.add("init:explicit", "an explicit __init__ (it makes an object again in place)")
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and shapes.DUNDER_TEXT.search(node.value):
+            self.add(f"dunder-text:{node.value}", f"a dunder name in a text ({node.value[:40]!r}): str.format, a "
+                                                  f"class namespace and getattr read it")
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if not isinstance(node.value, ast.Constant):  # a docstring, or a text as a statement: never read
+            self.visit(node.value)
 
     def _world(self, attr: str) -> None:
         if attr in WORLD_ATTRIBUTES:
@@ -344,9 +365,10 @@ class _Uses(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        self.callees.add(id(func))
         if isinstance(func, ast.Name) and func.id in REFLECTION and not self.local(func.id) \
                 and func.id not in self.namespace:
-            self._reflection(node, func.id)
+            shapes.reflection(self, node, func.id)
             for expr in [*node.args, *(k.value for k in node.keywords)]:
                 self.visit(expr)
             return
@@ -358,42 +380,17 @@ class _Uses(ast.NodeVisitor):
             if any(name is None or "__" in name or "." in name for name in names):  # "inspect.os.system": a chain
                 self.add("reflect:attrgetter", "reflection with a computed or dotted name (operator.attrgetter)")
             for name in names:
-                self._attribute_name(name or "")
+                self.named(name or "")
         elif dotted == "random.Random" and not shapes.seeded(node):
             self.add("random:unseeded", "randomness random.Random seeded from the world (or an object)")
-        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3 and not self.local("type"):
-            self.add("type:3", "a class made by type(name, bases, namespace) (its namespace binds what it likes)")
+        made = shapes.made_class(self, node, dotted)
+        if made is not None:
+            self.add(f"class-made:{made}", f"a class made by {made} (its namespace binds what it likes)")
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id in ("list", "dict", "set", "bytearray", "object") \
                     and not self.local(func.value.id) and node.args:
                 self._write(node.args[0], f"{func.value.id}.{func.attr} on {{owner}}")
             if func.attr in ("format", "format_map"):
-                self._format(func.value)
+                shapes.format_template(self, func.value)
                 self._called = func
         self.generic_visit(node)
-
-    def _reflection(self, node: ast.Call, func: str) -> None:
-        """``getattr(x, "name")`` is ``x.name``; with a name built at run time it is refused."""
-        if len(node.args) < 2:
-            return
-        name = constant(node.args[1])
-        if name is None:
-            self.add(f"reflect:{func}", f"reflection with a computed name ({func})")
-            return
-        self._attribute_name(name)
-        if func in ("setattr", "delattr"):
-            self._write(node.args[0], f"attribute write on {{owner}} ({func} of {name})")
-        dotted = self.module_path(node.args[0])
-        if dotted is not None:
-            self._chain(f"{dotted}.{name}")
-        else:
-            self._world(name)
-
-    def _format(self, template: ast.expr) -> None:
-        """``str.format`` reads attributes and items named in the template: judge the template."""
-        text = constant(template)
-        if text is None:
-            self.add("format:computed", "a format template not written in the code (str.format reads attributes)")
-        elif any("__" in field or "." in field for field in _FORMAT_FIELD.findall(text)):
-            self.add(f"format:{text}", "a format template that reads attributes")
-

@@ -11,20 +11,33 @@ your process, did what the sandbox would have refused, or told the sandbox from 
   ``dataclasses`` compiles; ``__module__ = "builtins"``, which ``enum.global_enum`` writes into) or defines the
   special methods ``copy``, ``pickle``, attribute access and subclassing call behind the code's back
   (``__reduce_ex__`` made ``copy.copy`` a ``setattr`` on the function itself);
-- ``type(name, bases, namespace)``, the same class body built from a dict.
+- ``type(name, bases, namespace)``, the same class body built from a dict, in any spelling (``type(int)(…)``, a
+  local bound to ``type``, ``dataclasses.make_dataclass(namespace=…)``);
+- (round 4) a private attribute (``K._convert_`` on an enum of the candidate's: it reads and writes any module's
+  globals by name), a dunder name inside a text (``getattr(t, "format")`` on ``"{0.__globals__[os]}"``), an
+  explicit ``__init__`` (``Random(7).__init__()`` reseeds from the world), a container's mutating method as a
+  value (``map(dict.update, [table], …)``), a call wrapping shared state (``collections.ChainMap(table)[k] = v``)
+  and a write to a module the function imports itself (``import json; json.dumps = repr``).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import types
 from collections.abc import Iterator
 from typing import Any
 
-from ._vocabulary import PURE_BUILTINS
+from ._scopes import constant
+from ._vocabulary import MUTATING_METHODS, PURE_BUILTINS
 
 _CLASS_STATE = frozenset({"type", "super", "vars"})  # builtins that hand back the class (or a namespace)
+_FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[][^{}]*\}")  # a replacement field that reads attributes or items
+DUNDER_TEXT = re.compile(r"__\w+__")  # a dunder name in a text: ``"{0.__globals__}"``, ``{"__reduce_ex__": …}``
+_CONTAINERS = frozenset({"list", "dict", "set", "bytearray", "object"})
+# Module functions that make a class from a namespace the candidate fills (see made_class).
+_CLASS_MAKERS = frozenset({"dataclasses.make_dataclass", "types.new_class", "types.prepare_class"})
 # Dunders a class body may bind: what everyday classes do.
 CLASS_DUNDERS_OK = frozenset({"__slots__", "__hash__", "__doc__", "__match_args__", "__eq__", "__repr__", "__str__"})
 # Special methods a candidate's class may not define: called by copy/pickle, attribute access, descriptors,
@@ -92,9 +105,14 @@ def owner_of(self: Any, node: ast.expr) -> str | None:
                     return None  # list(...), sorted(...): a fresh object
                 return f"the global object {func.id} (what it returns)"
             if not isinstance(func, ast.Attribute) or self.module_path(func) is not None:
-                return None  # a module's function (collections.Counter()) makes a fresh object
+                # A module's function (collections.Counter()) makes a fresh object, unless it wraps one that
+                # outlives the call: ``collections.ChainMap(table)[k] = v`` writes into ``table``
+                wrapped = next((arg for arg in node.args if shared(self, arg)), None)
+                return None if wrapped is None else f"what {ast.unparse(wrapped)[:40]} holds (wrapped by a call)"
             node = func.value  # x.setdefault(k, []).append(v) writes into x
         elif isinstance(node, ast.Name):
+            if self.local(node.id) and node.id in self.aliases:  # ``import json`` in the function: the module
+                return f"the module {self.aliases[node.id]}"
             if self.local(node.id):  # a local holding a class or a global object is that object (``T = type(x)``)
                 return f"what {node.id} holds (a class or a global object)" if shared(self, node) else None
             fresh = node.id in PURE_BUILTINS and node.id not in _CLASS_STATE and node.id not in self.namespace
@@ -152,3 +170,62 @@ def seeded(node: ast.Call) -> bool:
     given = [*node.args, *(k.value for k in node.keywords)]
     return len(given) == 1 and isinstance(given[0], ast.Constant) and given[0].value is not None \
         and isinstance(given[0].value, (int, float, str, bytes))
+
+
+def reflection(self: Any, node: ast.Call, func: str) -> None:
+    """``getattr(x, "name")`` is ``x.name``; with a name built at run time it is refused."""
+    if len(node.args) < 2:
+        return
+    name = constant(node.args[1])
+    if name is None:
+        self.add(f"reflect:{func}", f"reflection with a computed name ({func})")
+        return
+    self.named(name)
+    if func in ("setattr", "delattr"):
+        self._write(node.args[0], f"attribute write on {{owner}} ({func} of {name})")
+    dotted = self.module_path(node.args[0])
+    if dotted is not None:
+        self._chain(f"{dotted}.{name}")
+    else:
+        self._world(name)
+
+
+def format_template(self: Any, template: ast.expr) -> None:
+    """``str.format`` reads attributes and items named in the template: judge the template."""
+    text = constant(template)
+    if text is None:
+        self.add("format:computed", "a format template not written in the code (str.format reads attributes)")
+    elif any("__" in field or "." in field for field in _FORMAT_FIELD.findall(text)):
+        self.add(f"format:{text}", "a format template that reads attributes")
+
+
+def made_class(self: Any, node: ast.Call, dotted: str | None) -> str | None:
+    """How ``node`` makes a class from a namespace (``type(name, bases, namespace)`` in any spelling: ``type(int)(…)``,
+    a local bound to ``type``; ``dataclasses.make_dataclass``, ``types.new_class``), or ``None``."""
+    if dotted in _CLASS_MAKERS:
+        return dotted
+    if len(node.args) != 3:
+        return None
+    func = node.func
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type":
+        return "type(...)(name, bases, namespace)"
+    if isinstance(func, ast.Name) and func.id == "type" and not self.local("type"):
+        return "type(name, bases, namespace)"
+    if isinstance(func, ast.Name) and self.local(func.id) and any(
+            isinstance(value, ast.Name) and value.id == "type" for value in self.values.get(func.id, ())):
+        return f"{func.id} (type) with a name, bases and a namespace"
+    return None
+
+
+def attribute_shapes(self: Any, node: ast.Attribute) -> Iterator[tuple[str, str]]:
+    """``(key, reason)`` for an attribute read the check refuses whatever its object: an explicit ``__init__``
+    (``random.Random(7).__init__()`` seeds it again from the world) but ``super().__init__``, and a mutating method
+    of a builtin container passed as a value (``map(dict.update, [table], …)`` writes into what it is given)."""
+    value = node.value
+    if node.attr == "__init__" and not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                        and value.func.id == "super"):
+        yield "init:explicit", "an explicit __init__ (it makes an object again in place)"
+    if isinstance(value, ast.Name) and value.id in _CONTAINERS and not self.local(value.id) and \
+            node.attr in MUTATING_METHODS and id(node) not in self.callees:
+        yield f"unbound:{value.id}.{node.attr}", f"{value.id}.{node.attr} passed as a value (it writes into what " \
+                                                  f"it is given)"

@@ -102,6 +102,7 @@ WORLD_ATTRIBUTES: dict[str, str] = {
     **dict.fromkeys(("environ", "environb", "getenv", "putenv", "unsetenv"), "environment"),
     **dict.fromkeys(("getpid", "getppid", "register_at_fork", "excepthook", "meta_path", "path_hooks", "modules",
                      "getcontext", "setcontext", "urandom", "seed"), "process or interpreter state"),
+    "samples": "randomness",  # statistics.NormalDist().samples(n): seeded from the world unless given seed=
 }  # fmt: skip
 
 # Modules whose use the verdict names by what they reach.
