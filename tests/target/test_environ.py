@@ -131,7 +131,8 @@ def test_the_engine_heals_a_function_that_reads_database_url(env: None, tmp_path
     events: list[Event] = []
     caplog.set_level(logging.DEBUG, logger="regrow")
     store = tmp_path / "store" / "regrow.db"
-    result = regrow.repair(module.database_name, ("-",), verify=lambda value: value == "app-", proposers=None,
+    # (a suffix of one character: its first and its last would both pass, and the engine would abstain)
+    result = regrow.repair(module.database_name, ("ab-",), verify=lambda value: value == "app-", proposers=None,
                            on_event=events.append, store=store, timeout=120.0)
     assert result.ok, result.reason
     assert result.value == "app-" and module.database_name("+") == "app+"
