@@ -47,6 +47,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/fleet.py
 	$(BIN)/regrow bench benchmarks/suites/regrow40/manifest.toml --jobs 2 --out bench-results
 	$(BIN)/regrow bench benchmarks/suites/thin/manifest.toml --jobs 2 --out bench-results/thin
+	$(BIN)/regrow bench benchmarks/suites/heldout/manifest.toml --jobs 2 --out bench-results/heldout
 	$(MAKE) bench-realcode
 	$(MAKE) bench-peers
 

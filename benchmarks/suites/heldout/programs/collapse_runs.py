@@ -1,0 +1,2 @@
+def collapse_runs(xs):
+    return [x for i, x in enumerate(xs) if i == 1 or x != xs[i - 1]]

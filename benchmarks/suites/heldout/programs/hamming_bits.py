@@ -1,0 +1,2 @@
+def hamming_bits(a, b):
+    return bin(a | b).count("1")

@@ -1,0 +1,2 @@
+def is_perfect(n):
+    return sum(d for d in range(1, n + 1) if n % d == 0) == n

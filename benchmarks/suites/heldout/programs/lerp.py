@@ -1,0 +1,2 @@
+def lerp(a, b, t):
+    return a + (a - b) * t

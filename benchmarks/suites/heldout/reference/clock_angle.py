@@ -1,0 +1,3 @@
+def clock_angle(h, m):
+    a = abs(30 * (h % 12) - 5.5 * m)
+    return min(a, 360 - a)

@@ -1,0 +1,2 @@
+def gray_code(n):
+    return n ^ (n >> 1)

@@ -1,0 +1,2 @@
+def longest_word(s):
+    return max(s.split(), key=len, default="")

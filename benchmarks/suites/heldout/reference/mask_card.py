@@ -1,0 +1,2 @@
+def mask_card(s):
+    return "*" * (len(s) - 4) + s[-4:]

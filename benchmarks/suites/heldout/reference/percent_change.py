@@ -1,0 +1,2 @@
+def percent_change(old, new):
+    return round((new - old) / old * 100, 2)

@@ -1,0 +1,5 @@
+def running_max(xs):
+    out = []
+    for x in xs:
+        out.append(max(out[-1], x) if out else x)
+    return out

@@ -1,0 +1,3 @@
+def second_largest(xs):
+    s = sorted(set(xs))
+    return s[-2] if len(s) > 1 else None

@@ -1,0 +1,2 @@
+def sparse_dot(a, b):
+    return sum(v * b.get(i, 0) for i, v in a.items())

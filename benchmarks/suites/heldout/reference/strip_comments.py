@@ -1,0 +1,2 @@
+def strip_comments(line):
+    return line.split("#", 1)[0].rstrip()

@@ -1,0 +1,3 @@
+def variance(xs):
+    m = sum(xs) / len(xs)
+    return sum((x - m) ** 2 for x in xs) / len(xs)

@@ -1,0 +1,3 @@
+from programs.slugify import slugify
+def test_slugify():
+    assert slugify("Hello, World!") == "hello-world"

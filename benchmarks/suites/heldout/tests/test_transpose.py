@@ -1,0 +1,3 @@
+from programs.transpose import transpose
+def test_transpose():
+    assert transpose([[1, 2, 3], [4, 5, 6]]) == [[1, 4], [2, 5], [3, 6]]
