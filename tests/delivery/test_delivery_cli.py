@@ -93,6 +93,19 @@ def test_pr_pushes_a_branch_and_opens_a_draft_pull_request(tmp_path, server):
     assert again.returncode == 0 and "exists" in again.stdout and len(server.pulls) == 1
 
 
+def test_pr_uses_the_repository_of_the_target_not_of_the_current_folder(tmp_path, server):
+    """``regrow heal ../shop/shapes.py::clamp --pr`` from another folder: the pull request was made from the current
+    folder's repository (or refused: "not in a git repository"), not the one that holds the file."""
+    work = make_project(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = run(elsewhere, server, "heal", f"{work}/shapes.py::clamp", "--test", f"{work}/tests/test_shapes.py",
+               "--pr", "-q", *github(server))
+    assert done.returncode == 0, done.stderr
+    [pull] = server.pulls
+    assert "return high  # the bug" in git(tmp_path / "remote.git", "show", f"{pull['head']['ref']}:shapes.py")
+
+
 def test_a_failed_pull_request_does_not_undo_the_written_fix(tmp_path, server):
     work = make_project(tmp_path)
     server.fail("POST", "/pulls$", 502, times=10)

@@ -102,10 +102,11 @@ def _github(args: Args) -> GitHub:
     return GitHub(GitHubConfig(args.repo, api, args.token_env))
 
 
-def _git() -> Git:
-    git = Git.of(Path.cwd())
+def _git(where: Path | None = None) -> Git:
+    """The repository holding ``where`` (the fixed file's folder; the current folder for ``regrow deliver``)."""
+    git = Git.of(where or Path.cwd())
     if git is None:
-        raise RegrowError("not in a git repository: a pull request needs one")
+        raise RegrowError(f"{where or 'the current folder'} is not in a git repository: a pull request needs one")
     return git
 
 
@@ -136,7 +137,8 @@ def after_fix(args: Keeping, target: Target, result: RepairResult, checks: Seque
             code = UNDELIVERED
         if args.pr and record_path is not None:
             try:
-                code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out, err, done))
+                code = max(code, _deliver_records(args, record_path.parent, [record_path.name], out, err, done,
+                                                  where=Path(target.filename).resolve().parent))
             except RegrowError as exc:  # no token, no repository: the fix itself stands
                 print(f"regrow: the fix was not proposed: {exc}", file=err)
                 code = UNDELIVERED
@@ -167,8 +169,9 @@ def run_deliver(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: TextIO,
-                     err: TextIO | None = None, statuses: list[str] | None = None) -> int:
-    """Deliver the records in ``folder`` (those in ``names``); a line each on ``out``, failures on ``err``."""
+                     err: TextIO | None = None, statuses: list[str] | None = None, where: Path | None = None) -> int:
+    """Deliver the records in ``folder`` (those in ``names``); a line each on ``out``, failures on ``err``. A pull
+    request is made in the repository holding ``where`` (the current folder's, without it)."""
     err = err or sys.stderr
     try:
         found = [(record, patch) for record, patch in prov.read(folder, skipped=lambda note: print(
@@ -180,7 +183,7 @@ def _deliver_records(args: Args, folder: Path, names: list[str] | None, out: Tex
     wants_pr, wants_issues = getattr(args, "pr", False), getattr(args, "issues", False)
     if wants_pr or wants_issues:
         with _github(args) as github:
-            git = _git() if wants_pr else None
+            git = _git(where) if wants_pr else None
             for record, patch in found:
                 delivered.append(_one(args, record, patch, git, github))
     for done in delivered:
