@@ -514,3 +514,39 @@ def test_true_and_one_are_one_answer(make_module):
     assert result.ok, result.reason
     assert "return 1\n" in result.fix.source
     assert [mod.binomial(5, k) for k in range(6)] == [1, 5, 10, 10, 5, 1]
+
+
+def test_an_index_counted_from_the_wrong_end_is_a_rival(make_module):
+    """``s[1]`` for the second largest of a sorted list: ``s[2]`` passes ``second_largest([5, 1, 4, 2]) == 4`` and was
+    installed; ``s[-2]`` (counted from the other end) is judged now, and the two disagree on ``[5, 1, 4]``."""
+    mod = make_module('''
+        def second_largest(xs):
+            s = sorted(set(xs))
+            return s[1] if len(s) > 1 else None
+    ''')
+
+    def test_second(fn):
+        assert fn([5, 1, 4, 2]) == 4
+
+    result = regrow.repair(mod.second_largest, args=([5, 1, 4, 2],), tests=[test_second], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("s[-2]" in candidate for candidate in result.ambiguous.candidates)
+
+
+def test_a_slice_that_lost_its_other_end_is_a_rival_and_written_without_parentheses(make_module):
+    """``is_pal_rec(s[1:])`` for ``s[1:-1]``: ``s[0] <= s[-1]`` passed both asserts and was installed; the slice with
+    its other end is judged now (it was made, then written ``s[(1:-1)]``, which does not parse, and dropped)."""
+    mod = make_module('''
+        def is_pal_rec(s):
+            if len(s) <= 1:
+                return True
+            return s[0] == s[-1] and is_pal_rec(s[1:])
+    ''')
+
+    def test_pal(fn):
+        assert fn("racecar")
+        assert not fn("abca")
+
+    result = regrow.repair(mod.is_pal_rec, args=("abca",), tests=[test_pal], install=False)
+    assert not result.ok and result.ambiguous is not None, result.reason
+    assert any("is_pal_rec(s[1:-1])" in candidate for candidate in result.ambiguous.candidates)

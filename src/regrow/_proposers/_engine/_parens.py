@@ -79,6 +79,8 @@ def needs_parens(site: Site, new: ast.expr, bare: bool = True) -> bool:
     the splice replaces too)."""
     if bare and _same_precedence(site.node, new):
         return False
+    if isinstance(new, ast.Slice):
+        return False  # ``s[1:-1]``: a slice is never parenthesized (``s[(1:-1)]`` does not parse)
     if isinstance(new, ast.Constant) and isinstance(new.value, (int, float)) and site.field == "value" and \
             isinstance(site.parent, ast.Attribute):
         return True  # ``(1).real``

@@ -323,4 +323,30 @@ class NextElement:
         yield ast.Set(elts) if isinstance(node, ast.Set) else type(node)(elts, ast.Load())
 
 
-VALUES: list[Operator] = [UnaryMinus(), ConstantSwap(), ModuleName(), LostUse(), Override(), NextElement()]
+class Mirror:
+    """An index counted from the wrong end: ``s[1]`` → ``s[-2]``, ``s[-1]`` → ``s[0]`` (the second largest of a sorted
+    list, the last row); a slice that lost its other end: ``s[1:]`` → ``s[1:-1]`` (the inside of a text)."""
+
+    name, tier, prior = "mirror", 1, 3
+
+    def edits(self, site: Site, scope: Scope) -> Iterator[Replacement]:
+        node = site.node
+        if isinstance(site.parent, ast.Subscript) and site.field == "slice" and not isinstance(node, ast.Slice):
+            value = _int(node)
+            if value is not None:
+                yield ast.Constant(-value - 1)
+        elif isinstance(node, ast.Slice) and node.upper is None and node.step is None:
+            lower = _int(node.lower) if node.lower is not None else None
+            if lower is not None and lower > 0:
+                yield ast.Slice(node.lower, ast.Constant(-lower), None)
+
+
+def _int(node: ast.AST) -> int | None:
+    """The int a literal (``2``, ``-2``) is, or ``None``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int(node.operand)
+        return None if inner is None else -inner
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+VALUES: list[Operator] = [UnaryMinus(), ConstantSwap(), ModuleName(), LostUse(), Override(), NextElement(), Mirror()]
