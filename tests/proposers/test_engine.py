@@ -34,6 +34,10 @@ def mean(values: list[float]) -> float:
     return sum(values) / (len(values) + 1)
 
 
+def mean_counted(values: list[float]) -> float:
+    return sum(values) / (sum(1 for v in values) + 1)
+
+
 def countdown(n: int) -> int:
     steps = 0
     while n > 0:
@@ -101,20 +105,21 @@ def test_keeping_the_originals_behaviour_near_the_failing_input_is_no_merit() ->
     def test_one(fn: Callable[..., float]) -> None:
         assert fn([6.0]) == 6.0
 
-    # Both tests fail on the original. ``/ (len(values[1:]) + 1)`` keeps its 0.0 on [] (a shortened
-    # failing input, where the original is wrong); the plain ``/ (len(values))`` raises there, as a
+    # Both tests fail on the original. ``/ (sum(1 for v in values[1:]) + 1)`` keeps its 0.0 on [] (a shortened
+    # failing input, where the original is wrong); the plain ``/ (sum(1 for v in values))`` raises there, as a
     # mean of nothing should. Agreeing with the original there is no merit (it used to demote the
     # plain fix, as raising where the original returned): the plain fix ranks first.
-    fixes = list(Engine(abstain=False).propose(request_for(mean, [TestCallable(test_pair), TestCallable(test_one)])))
+    checks = [TestCallable(test_pair), TestCallable(test_one)]
+    fixes = list(Engine(abstain=False).propose(request_for(mean_counted, checks)))
     by_source = {fix.source.splitlines()[-1].strip(): fix for fix in fixes}
-    assert fixes[0] is by_source["return sum(values) / (len(values))"]
-    kept = by_source["return sum(values) / (len(values[1:]) + 1)"]
+    assert fixes[0] is by_source["return sum(values) / (sum(1 for v in values))"]
+    kept = by_source["return sum(values) / (sum(1 for v in values[1:]) + 1)"]
     assert fixes.index(kept) > 0 and "raises where it returned" not in fixes[0].note
     # They disagree on [] and the tests cannot tell: by default the engine offers neither.
     engine = Engine()
-    assert list(engine.propose(request_for(mean, [TestCallable(test_pair), TestCallable(test_one)]))) == []
+    assert list(engine.propose(request_for(mean_counted, checks))) == []
     assert engine.ambiguity is not None and "[]" in engine.ambiguity.inputs
-    assert engine.ambiguity.candidates[0].splitlines()[-1].strip() == "return sum(values) / (len(values))"
+    assert engine.ambiguity.candidates[0].splitlines()[-1].strip() == "return sum(values) / (sum(1 for v in values))"
 
 
 def test_ranking_order() -> None:
