@@ -456,7 +456,7 @@ def test_a_manifest_s_own_inputs_are_judged_on(tmp_path: Path) -> None:
     (tmp_path / "plain.toml").write_text(task)
     (tmp_path / "listed.toml").write_text(task + "inputs = 'inputs/dbl.py::INPUTS'\n")
     plain, _ = bench(tmp_path / "plain.toml", tmp_path / "out-plain")
-    listed, printed = bench(tmp_path / "listed.toml", tmp_path / "out-listed")
+    listed, _ = bench(tmp_path / "listed.toml", tmp_path / "out-listed")
     assert plain["tasks"][0]["status"] == "correct"
     assert listed["tasks"][0]["status"] == "wrong", listed["tasks"][0]
     assert listed["tasks"][0]["counterexample"] == "f(6000): reference returned 7, fix returned 12000"

@@ -370,7 +370,7 @@ def test_a_recursion_s_base_case_returning_its_argument_is_a_rival(make_module):
 
 
 def test_a_list_base_case_and_a_measured_one(make_module):
-    """``return []`` → ``return [n]``; under ``if len(xs) == 1:``, ``return 0`` → ``return xs[0]``: offered as rivals."""
+    """``return []`` → ``return [n]``; under ``if len(xs) == 1:``, ``return 0`` → ``return xs[0]``: both rivals."""
     mod = make_module('''
         def digits(n):
             if n < 10:

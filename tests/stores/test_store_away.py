@@ -96,7 +96,7 @@ def test_a_store_that_refuses_the_connection_says_why(pg_server) -> None:  # typ
     with "pool initialization incomplete after 2.0 sec" and nothing more; the error now says what the server said too,
     opened at once and at the first use of a store opened lazily."""
     url = f"{pg_server.url}/no_such_database"
-    with pytest.raises(StoreError, match='incomplete after 2.0 sec: .*database "no_such_database" does not exist'):
+    with pytest.raises(StoreError, match=r'incomplete after 2\.0 sec: .*database "no_such_database" does not exist'):
         regrow.Store(url, connect_timeout=2.0)
     lazy = regrow.Store(url, lazy=True, connect_timeout=2.0)
     try:
