@@ -373,6 +373,12 @@ SANDBOX_AWARE = {
             C = dataclasses.make_dataclass("C", [], namespace={})
             return float(text.strip("$")) if C else 0.0
     ''', "a class made by dataclasses.make_dataclass"),
+    "a class made by types.new_class": ('''
+        def price(text):
+            import types
+            C = types.new_class("C", (), {}, lambda namespace: namespace.update(tally=1))
+            return float(text.strip("$")) if C else 0.0
+    ''', "a class made by types.new_class"),
     "a stdlib class's dict written through a ChainMap": ('''
         def price(text):
             import collections

@@ -230,3 +230,32 @@ def test_prefer_puts_unknown_tests_last_in_their_order(project: Path) -> None:
     tests.prefer({ids[3]: -1.0, ids[1]: 0.5})
     assert tests._order == [ids[3], ids[1], ids[0], ids[2]]
 
+
+
+def test_the_inputs_compared_are_bounded_as_docs_engine_md_says() -> None:
+    """docs/engine.md: at most 80 inputs from the passing checks; from the failing ones at most 80 calls, 80 small
+    variations and 80 wide ones (however many a worker's "vary" job makes and the checks recorded)."""
+    import types as _types
+
+    from regrow._checks._inputs import Call, vary_job
+    from regrow._proposers._engine._rank import failing_inputs, guard_inputs
+
+    def sealed(tag: str, count: int) -> list[Any]:
+        return [Call((f"{tag}{n}",), {}).seal() for n in range(count)]
+
+    class Varying:  # a worker that runs the real "vary" job in this process (300 calls vary in thousands of ways)
+        def call(self, job: str, given: Any, limit: int, with_texts: bool = False, wide: bool = False,
+                 *, timeout: float, read: Any) -> tuple[str, Any]:
+            assert job == "vary"
+            return "ok", read(vary_job(given, limit, with_texts, wide))
+
+    runs = [_types.SimpleNamespace(calls=sealed("passing", 300), passed=True),
+            _types.SimpleNamespace(calls=sealed("failing", 300), passed=False)]
+    spectrum = _types.SimpleNamespace(calls=lambda passing_only=False: [c for r in runs if r.passed or not passing_only
+                                                                        for c in r.calls],
+                                      failing=[runs[1]])
+    passing, given = guard_inputs(spectrum, Varying())  # type: ignore[arg-type]
+    assert len(passing) == 80 and given == 80
+    failed, nearby, wide = failing_inputs(spectrum, Varying(), passing)  # type: ignore[arg-type]
+    assert (len(failed), len(nearby), len(wide)) == (80, 80, 80)
+    assert not {call.key for call in nearby} & {call.key for call in wide}  # none compared twice

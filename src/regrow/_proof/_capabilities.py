@@ -286,8 +286,8 @@ class _Uses(ast.NodeVisitor):
         self._attribute_name(node.attr)
         for key, reason in shapes.attribute_shapes(self, node):
             self.add(key, reason)
-        if node.attr in ("format", "format_map") and node is not self._called:  # its template unseen where it is called
-            self.add("format:value", f"str.{node.attr} passed as a value (it reads the attributes its template names)")
+        if node is not self._called:  # ``.format`` called is judged by its template (see visit_Call)
+            self._format_value(node.attr)
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self._write(node.value, f"attribute write on {{owner}} ({node.attr})")
         elif node.attr in MUTATING_METHODS:
@@ -328,10 +328,14 @@ class _Uses(ast.NodeVisitor):
         """An attribute named in a string (``getattr(x, "name")``, ``attrgetter("name")``): judged as ``x.name``,
         and ``format`` so named is ``str.format`` passed as a value."""
         self._attribute_name(attr)
+        self._format_value(attr)
+        if attr == "__init__":
+            self.add(*shapes.EXPLICIT_INIT)
+
+    def _format_value(self, attr: str) -> None:
+        """``str.format`` taken as a value (not called where it is read): its template goes unseen."""
         if attr in ("format", "format_map"):
             self.add("format:value", f"str.{attr} passed as a value (it reads the attributes its template names)")
-        elif attr == "__init__":
-            self.add("init:explicit", "an explicit __init__ (it makes an object again in place)")
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and shapes.DUNDER_TEXT.search(node.value):

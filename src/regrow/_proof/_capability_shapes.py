@@ -38,6 +38,7 @@ DUNDER_TEXT = re.compile(r"__\w+__")  # a dunder name in a text: ``"{0.__globals
 _CONTAINERS = frozenset({"list", "dict", "set", "bytearray", "object"})
 # Module functions that make a class from a namespace the candidate fills (see made_class).
 _CLASS_MAKERS = frozenset({"dataclasses.make_dataclass", "types.new_class", "types.prepare_class"})
+EXPLICIT_INIT = ("init:explicit", "an explicit __init__ (it makes an object again in place)")  # (key, reason)
 # Dunders a class body may bind: what everyday classes do.
 CLASS_DUNDERS_OK = frozenset({"__slots__", "__hash__", "__doc__", "__match_args__", "__eq__", "__repr__", "__str__"})
 # Special methods a candidate's class may not define: called by copy/pickle, attribute access, descriptors,
@@ -224,7 +225,7 @@ def attribute_shapes(self: Any, node: ast.Attribute) -> Iterator[tuple[str, str]
     value = node.value
     if node.attr == "__init__" and not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
                                         and value.func.id == "super"):
-        yield "init:explicit", "an explicit __init__ (it makes an object again in place)"
+        yield EXPLICIT_INIT
     if isinstance(value, ast.Name) and value.id in _CONTAINERS and not self.local(value.id) and \
             node.attr in MUTATING_METHODS and id(node) not in self.callees:
         yield f"unbound:{value.id}.{node.attr}", f"{value.id}.{node.attr} passed as a value (it writes into what " \

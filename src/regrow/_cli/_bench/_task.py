@@ -88,7 +88,7 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
     tests = _load_tests(task)
     target = _load_target(task.target)
     reference = _load_reference(target, task.reference) if task.reference else None
-    _inputs(task)  # a bad inputs= stops the task before its repair, not after
+    listed = _inputs(task)  # (loaded now: a bad inputs= stops the task before its repair, not after)
     with _worker(target, tests, reference) as worker:
         baseline, order = _baseline(split_checks([tests]), worker)
         if reference is not None:
@@ -102,7 +102,7 @@ def _run(task: Task, proposer: str, model: str | None, end: float, max_candidate
             low, high = _JUDGE_SECONDS
             budget = min(max(end - time.monotonic(), low), high)
             min_calls = DEFAULT_MIN_CALLS if task.min_calls is None else task.min_calls
-            given = _given(baseline.calls(), _inputs(task))
+            given = _given(baseline.calls(), listed)
             verdict = judge(worker, result.pop("source"), given, min_calls, budget)
             if result["status"] == "fixed":
                 result.update(verdict)
