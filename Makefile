@@ -48,6 +48,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/regrow bench benchmarks/suites/regrow40/manifest.toml --jobs 2 --out bench-results
 	$(BIN)/regrow bench benchmarks/suites/thin/manifest.toml --jobs 2 --out bench-results/thin
 	$(BIN)/regrow bench benchmarks/suites/heldout/manifest.toml --jobs 2 --out bench-results/heldout
+	$(BIN)/regrow bench benchmarks/suites/heldout2/manifest.toml --jobs 2 --out bench-results/heldout2
 	$(MAKE) bench-realcode
 	$(MAKE) bench-peers
 

@@ -159,7 +159,7 @@ SANDBOX_AWARE = {
     "a format template that reads globals": ('''
         def price(text):
             return float("{0.__globals__[API_KEY]}".format(price) and text.strip("$"))
-    ''', "format template that reads attributes"),
+    ''', "dunder attribute __globals__"),
     # (a model's candidate, red-teamed in session 21: installed, then ran a shell command in the host on an input no
     # test used; the dunders were inside string constants, which only string.Formatter turns into objects)
     "string.Formatter's get_field": ('''

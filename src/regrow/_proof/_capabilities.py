@@ -23,9 +23,10 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 
 from .._redact import is_secret_name
+from . import _capability_routes as routes
 from . import _capability_shapes as shapes
 from ._rails import _ESCAPE_HATCHES as ESCAPE_HATCHES
-from ._scopes import MISSING, bindings, constant, own_nodes, reached
+from ._scopes import MISSING, bindings, own_nodes, reached
 from ._vocabulary import (
     BUILTIN_REACH,
     DUNDER_OK,
@@ -105,6 +106,8 @@ class _Uses(ast.NodeVisitor):
         self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
         self.values: dict[str, list[ast.expr]] = {}  # what each local is bound to (see local_values)
         self.callees: set[int] = set()  # the nodes called (an attribute called is not one passed as a value)
+        self.enums: set[str] = set()  # its own enum classes; whether it names random.Random (see routes):
+        self.randomness = False
 
     def add(self, key: str, reason: str | None) -> None:
         self.found.append(Use(key, reason))
@@ -126,9 +129,12 @@ class _Uses(ast.NodeVisitor):
         if not self.scopes:
             # The outermost definition: its decorators are dropped and its annotations never evaluated
             # (see Target.compile), but its defaults are evaluated once, at install, in your process.
-            self._defaults(node)
+            for key, reason in routes.defaults(self, node):
+                self.add(key, reason)
             self.values = shapes.local_values(node)
+            self.randomness = routes.randomness(node, self.namespace)
         else:
+            self.callees.update(id(decorator) for decorator in node.decorator_list)
             for expr in [*node.decorator_list, *args.defaults, *filter(None, args.kw_defaults), node.returns,
                          *(a.annotation for a in every)]:
                 if expr is not None:
@@ -141,17 +147,6 @@ class _Uses(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def _defaults(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        args = node.args
-        positional = [*args.posonlyargs, *args.args]
-        pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
-                 *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
-        for arg, default in pairs:
-            self.visit(default)
-            if not isinstance(default, (ast.Constant, ast.Name, ast.Tuple, ast.UnaryOp, ast.Attribute)):
-                self.add(f"default:{arg.arg}:{ast.dump(default)}",
-                         f"a mutable default value for {arg.arg} (state kept across calls)")
-
     def visit_Lambda(self, node: ast.Lambda) -> None:
         for expr in [*node.args.defaults, *filter(None, node.args.kw_defaults)]:
             self.visit(expr)
@@ -162,8 +157,12 @@ class _Uses(ast.NodeVisitor):
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for key, reason in shapes.class_body(node):
+        self.callees.update(id(decorator) for decorator in node.decorator_list)  # called with the class
+        for key, reason in [*shapes.class_body(node), *routes.class_bases(self, node)]:
             self.add(key, reason)
+        for attr in routes.match_args(node):  # what its class patterns read: judged as attributes read
+            self._attribute_name(attr)
+            self._world(attr)
         for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
             self.visit(expr)
         self.scopes.append(_Scope(bindings(node.body), is_class=True))
@@ -186,6 +185,11 @@ class _Uses(ast.NodeVisitor):
         del rest
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name) and self.local(node.target.id) and shapes.shared(self, node.target):
+            self.add(f"write:{node.target.id}", f"augmented assignment on what {node.target.id} holds (in place)")
+        self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
         for name in node.names:
@@ -215,6 +219,8 @@ class _Uses(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             self._name(node.id, bare=True)
+            for key, reason in routes.value_reflection(self, node):
+                self.add(key, reason)
 
     def _name(self, name: str, bare: bool) -> None:
         """A name read; ``bare``: as a value, not as the start of an attribute chain."""
@@ -284,7 +290,7 @@ class _Uses(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._attribute_name(node.attr)
-        for key, reason in shapes.attribute_shapes(self, node):
+        for key, reason in [*shapes.attribute_shapes(self, node), *routes.value_reflection(self, node)]:
             self.add(key, reason)
         if node is not self._called:  # ``.format`` called is judged by its template (see visit_Call)
             self._format_value(node.attr)
@@ -379,14 +385,8 @@ class _Uses(ast.NodeVisitor):
         dotted = self.module_path(func) or (self.aliases.get(func.id) if isinstance(func, ast.Name) else None)
         if dotted in IN_PLACE and node.args:
             self._write(node.args[0], f"{dotted} on {{owner}}")
-        elif dotted == "operator.attrgetter":
-            names = [constant(arg) for arg in node.args]
-            if any(name is None or "__" in name or "." in name for name in names):  # "inspect.os.system": a chain
-                self.add("reflect:attrgetter", "reflection with a computed or dotted name (operator.attrgetter)")
-            for name in names:
-                self.named(name or "")
-        elif dotted == "random.Random" and not shapes.seeded(node):
-            self.add("random:unseeded", "randomness random.Random seeded from the world (or an object)")
+        for key, reason in [*routes.call_shapes(self, node, dotted), *routes.enum_call(self, node)]:
+            self.add(key, reason)
         made = shapes.made_class(self, node, dotted)
         if made is not None:
             self.add(f"class-made:{made}", f"a class made by {made} (its namespace binds what it likes)")

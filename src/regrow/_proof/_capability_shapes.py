@@ -24,23 +24,24 @@ from __future__ import annotations
 
 import ast
 import re
+import string
 import sys
 import types
 from collections.abc import Iterator
 from typing import Any
 
+from . import _capability_routes as routes
 from ._scopes import constant
-from ._vocabulary import MUTATING_METHODS, PURE_BUILTINS
+from ._vocabulary import MUTATING_METHODS, PURE_BUILTINS, immutable
 
 _CLASS_STATE = frozenset({"type", "super", "vars"})  # builtins that hand back the class (or a namespace)
-_FORMAT_FIELD = re.compile(r"\{[^{}]*[.\[][^{}]*\}")  # a replacement field that reads attributes or items
-DUNDER_TEXT = re.compile(r"__\w+__")  # a dunder name in a text: ``"{0.__globals__}"``, ``{"__reduce_ex__": …}``
+# A dunder name in a text: ``"{0.__globals__}"``, ``{"__reduce_ex__": …}`` (``"__init__.py"``, a file's name, is none).
+DUNDER_TEXT = re.compile(r"__\w+__(?!\.pyi?\b)")
+_PARTS = re.compile(r"\.([^.\[]*)|\[([^\]]*)\]")  # a format field's attributes and items after its first name
 _CONTAINERS = frozenset({"list", "dict", "set", "bytearray", "object"})
 # Module functions that make a class from a namespace the candidate fills (see made_class).
 _CLASS_MAKERS = frozenset({"dataclasses.make_dataclass", "types.new_class", "types.prepare_class"})
 EXPLICIT_INIT = ("init:explicit", "an explicit __init__ (it makes an object again in place)")  # (key, reason)
-# Dunders a class body may bind: what everyday classes do.
-CLASS_DUNDERS_OK = frozenset({"__slots__", "__hash__", "__doc__", "__match_args__", "__eq__", "__repr__", "__str__"})
 # Special methods a candidate's class may not define: called by copy/pickle, attribute access, descriptors,
 # subclassing and the garbage collector — code that runs where no call of the candidate's shows it.
 HIDDEN_HOOKS = frozenset({
@@ -58,16 +59,8 @@ def is_module_alias(name: str, dotted: str) -> bool:
 
 def class_body(node: ast.ClassDef) -> Iterator[tuple[str, str]]:
     """``(key, reason)`` for each dunder a class body binds or hook it defines that the check refuses."""
+    yield from routes.class_body(node)
     for stmt in node.body:
-        targets: list[ast.expr] = []
-        if isinstance(stmt, ast.Assign):
-            targets = list(stmt.targets)
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            targets = [stmt.target]
-        for target in targets:
-            for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
-                if name.startswith("__") and name.endswith("__") and name not in CLASS_DUNDERS_OK:
-                    yield f"class-dunder:{name}", f"a class body binding {name} (the interpreter reads it)"
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in HIDDEN_HOOKS:
             yield f"class-hook:{stmt.name}", f"a class defining {stmt.name} (called where no call shows it)"
 
@@ -125,8 +118,12 @@ def owner_of(self: Any, node: ast.expr) -> str | None:
 
 def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
     """What each name bound in ``function`` (nested scopes too) is bound to: an assignment's value (the whole of it
-    for a tuple target), a loop's iterable, a walrus's value, a ``with``'s context."""
+    for a tuple target), a loop's iterable, a walrus's value, a ``with``'s context, a ``match``'s subject, a
+    parameter's default and what the calls of a nested function pass it (see :mod:`._capability_routes`)."""
     found: dict[str, list[ast.expr]] = {}
+
+    def bind_name(name: str, value: ast.expr) -> None:
+        found.setdefault(name, []).append(value)
 
     def bind(target: ast.AST | None, value: ast.expr) -> None:
         for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)) if target is not None else ():
@@ -142,6 +139,9 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
             bind(node.target, node.iter)
         elif isinstance(node, ast.withitem):
             bind(node.optional_vars, node.context_expr)
+        elif isinstance(node, ast.Match):
+            routes.bind_captures(node, bind_name)
+    routes.bind_parameters(function, bind_name)
     return found
 
 
@@ -149,28 +149,21 @@ def shared(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> boo
     """Whether ``node`` is (or holds, for a literal container) an object that outlives the call: a global, a module's
     class or function, a class (``type(x)``, ``x.__class__``, ``super()``), or what a local bound to one holds."""
     if isinstance(node, ast.Name):
-        if not self.local(node.id):
-            return node.id in self.namespace
+        if node.id == routes.UNKNOWN:
+            return True
+        if not self.local(node.id):  # plain immutable data (a number, a text) is no state a write could change
+            return node.id in self.namespace and not immutable(self.namespace[node.id])
         return node.id not in seen and any(shared(self, value, seen | {node.id})
                                            for value in self.values.get(node.id, ()))
     if isinstance(node, ast.Attribute):
         return self.module_path(node) is not None or node.attr == "__class__" or shared(self, node.value, seen)
     if isinstance(node, ast.Subscript):
         return shared(self, node.value, seen)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not self.local(node.func.id):
-        return node.func.id in _CLASS_STATE or (node.func.id == "getattr" and bool(node.args)
-                                                 and shared(self, node.args[0], seen))
+    if isinstance(node, ast.Call):
+        return routes.shared_call(self, node, seen, shared)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return any(shared(self, element, seen) for element in node.elts)
     return False
-
-
-def seeded(node: ast.Call) -> bool:
-    """``random.Random(seed)`` with a literal seed: the same numbers in the sandbox and in your process (``None``, no
-    seed or an object's hash draws from the world)."""
-    given = [*node.args, *(k.value for k in node.keywords)]
-    return len(given) == 1 and isinstance(given[0], ast.Constant) and given[0].value is not None \
-        and isinstance(given[0].value, (int, float, str, bytes))
 
 
 def reflection(self: Any, node: ast.Call, func: str) -> None:
@@ -192,12 +185,33 @@ def reflection(self: Any, node: ast.Call, func: str) -> None:
 
 
 def format_template(self: Any, template: ast.expr) -> None:
-    """``str.format`` reads attributes and items named in the template: judge the template."""
+    """``str.format`` reads the attributes and items its template names: each attribute is judged as if read in the
+    code (``"{0.year}"`` as ``d.year``), a dunder item refused, a template not written in the code refused."""
     text = constant(template)
     if text is None:
         self.add("format:computed", "a format template not written in the code (str.format reads attributes)")
-    elif any("__" in field or "." in field for field in _FORMAT_FIELD.findall(text)):
-        self.add(f"format:{text}", "a format template that reads attributes")
+        return
+    try:
+        fields = _fields(text)
+    except ValueError:
+        self.add(f"format:{text}", "a format template that does not parse")
+        return
+    for field in fields:
+        for attribute, key in _PARTS.findall(field):  # ``0.year[key].x``: ``.year``, ``[key]``, ``.x``
+            if attribute:
+                self.named(attribute)
+                self._world(attribute)
+            elif "__" in key:
+                self.add(f"format:{text}", "a format template that reads a dunder item")
+
+
+def _fields(text: str, depth: int = 0) -> Iterator[str]:
+    """The field names of a format template, those nested in its format specs too (``{0:{1.width}}``)."""
+    for _, field, spec, _ in string.Formatter().parse(text):
+        if field is not None:
+            yield field
+        if spec and depth < 2:
+            yield from _fields(spec, depth + 1)
 
 
 def made_class(self: Any, node: ast.Call, dotted: str | None) -> str | None:

@@ -101,7 +101,8 @@ WORLD_ATTRIBUTES: dict[str, str] = {
                      "home", "expanduser", "absolute", "resolve", "readlink", "symlink_to", "chmod"), "files"),
     **dict.fromkeys(("environ", "environb", "getenv", "putenv", "unsetenv"), "environment"),
     **dict.fromkeys(("getpid", "getppid", "register_at_fork", "excepthook", "meta_path", "path_hooks", "modules",
-                     "getcontext", "setcontext", "urandom", "seed"), "process or interpreter state"),
+                     "getcontext", "setcontext", "urandom", "seed", "cache_info", "cache_parameters"),
+                    "process or interpreter state"),
     "samples": "randomness",  # statistics.NormalDist().samples(n): seeded from the world unless given seed=
 }  # fmt: skip
 
@@ -125,7 +126,7 @@ MUTATING_METHODS = frozenset(
         "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "add",
         "discard", "sort", "reverse", "appendleft", "extendleft", "popleft", "rotate", "difference_update",
         "intersection_update", "symmetric_difference_update", "write", "writelines", "put", "put_nowait",
-        "send", "set", "acquire", "release", "cache_clear", "subtract",
+        "send", "set", "acquire", "release", "cache_clear", "subtract", "register",
     }
 )  # fmt: skip
 
@@ -174,6 +175,11 @@ def pure_value(value: object) -> bool:
     module, name = found
     module = module.removeprefix("_") if module.removeprefix("_") in PURE_MODULES else module  # _functools
     return module in PURE_MODULES and pure_chain(f"{module}.{name}") is None
+
+
+def immutable(value: object) -> bool:
+    """Plain immutable data (a number, a string, a tuple of them): no write changes it."""
+    return _constant(value)
 
 
 def _constant(value: object, depth: int = 0) -> bool:

@@ -1,0 +1,1 @@
+INPUTS = [(n,) for n in range(0, 25)]

@@ -1,0 +1,9 @@
+from math import gcd
+
+
+def reduce_fraction(num, den):
+    g = gcd(num, den)
+    num, den = num // g, den // g
+    if num < 0:
+        num, den = -num, -den
+    return num, den

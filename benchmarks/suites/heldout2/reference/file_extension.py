@@ -1,0 +1,7 @@
+def file_extension(path):
+    name = path.rsplit("/", 1)[-1]
+    if name.startswith("."):
+        name = name[1:]
+    if "." not in name:
+        return ""
+    return name.rsplit(".", 1)[1].lower()

@@ -1,0 +1,3 @@
+from programs.tribonacci import tribonacci
+def test_tribonacci():
+    assert tribonacci(6) == 7
