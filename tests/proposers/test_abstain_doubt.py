@@ -81,3 +81,13 @@ def test_a_lost_binding_is_one_whose_value_the_original_computes_from_the_call()
     # one that reads a binding the original left unread is no loss either
     revived = "def f(task, serials, n):\n    count = len(serials)\n    return [count]\n"
     assert lost_bindings(revived, revived.replace("[count]", "[n]")) == set()
+
+
+def test_a_candidate_that_drops_a_binding_ranks_below_one_that_keeps_it() -> None:
+    # Dominated, no rival (above), and never installed ahead of the one that dominates it: a held-out bug's
+    # one-token `for ca in b` (dropping `a`) was installed over the candidate that kept `a` read, though
+    # abstention had set it aside as no rival.
+    dropping = Evidence(Candidate("def f(a, b):\n    return len(b)\n", "engine", edit_size=1), 1, 0,
+                        lost=frozenset({"a"}))
+    keeping = Evidence(Candidate("def f(a, b):\n    return len(a) + 0 * len(b)\n", "engine", edit_size=3), 1, 1)
+    assert sorted([dropping, keeping], key=Evidence.key) == [keeping, dropping]

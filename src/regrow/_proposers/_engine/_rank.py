@@ -68,9 +68,12 @@ class Evidence:
     lost: frozenset[str] = frozenset()  # bindings the original reads that it leaves unread (none revived)
     outcomes: tuple[str, ...] = ()  # its behaviour on every compared input (see Ranking.calls)
 
-    def key(self) -> tuple[bool, int, int, int, bool, float, int]:
+    def key(self) -> tuple[bool, bool, int, int, int, bool, float, int]:
+        # Dominated candidates (see _abstain.undecided) rank below every candidate that is not: one that leaves
+        # unread a binding the original reads is never offered ahead of one that keeps it read.
         ratio = self.agree / self.compared if self.compared else 1.0
-        return (self.raised > 0, self.candidate.edit_size, self.tier, self.dead, self.kept, -ratio, self.order)
+        return (self.raised > 0, bool(self.lost), self.candidate.edit_size, self.tier, self.dead, self.kept, -ratio,
+                self.order)
 
     def note(self, rank: int, total: int) -> str:
         agreement = f"agrees with the original on {self.agree}/{self.compared} inputs" if self.compared else \
