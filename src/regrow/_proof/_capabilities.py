@@ -105,12 +105,17 @@ class _Uses(ast.NodeVisitor):
         self.module_names: set[str] = set()
         self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
         self.values: dict[str, list[ast.expr]] = {}  # what each local is bound to (see local_values)
+        self.classes: set[str] = set()
+        self.bases: set[int] = set()  # the nodes a class derives from (read there, not passed as a value)
         self.callees: set[int] = set()  # the nodes called (an attribute called is not one passed as a value)
         self.enums: set[str] = set()  # its own enum classes; whether it names random.Random (see routes):
         self.randomness = False
 
     def add(self, key: str, reason: str | None) -> None:
         self.found.append(Use(key, reason))
+
+    def adds(self, found: Iterable[tuple[str, str]]) -> None:
+        self.found.extend(Use(key, reason) for key, reason in found)
 
     # -- scopes ------------------------------------------------------------------------------
 
@@ -129,9 +134,8 @@ class _Uses(ast.NodeVisitor):
         if not self.scopes:
             # The outermost definition: its decorators are dropped and its annotations never evaluated
             # (see Target.compile), but its defaults are evaluated once, at install, in your process.
-            for key, reason in routes.defaults(self, node):
-                self.add(key, reason)
-            self.values = shapes.local_values(node)
+            self.adds(routes.defaults(self, node))
+            self.values, self.classes = shapes.local_values(node), shapes.local_classes(node)
             self.randomness = routes.randomness(node, self.namespace)
         else:
             self.callees.update(id(decorator) for decorator in node.decorator_list)
@@ -158,8 +162,8 @@ class _Uses(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.callees.update(id(decorator) for decorator in node.decorator_list)  # called with the class
-        for key, reason in [*shapes.class_body(node), *routes.class_bases(self, node)]:
-            self.add(key, reason)
+        self.bases.update(id(base) for base in node.bases)
+        self.adds([*shapes.class_body(node), *routes.class_bases(self, node)])
         for attr in routes.match_args(node):  # what its class patterns read: judged as attributes read
             self._attribute_name(attr)
             self._world(attr)
@@ -219,8 +223,7 @@ class _Uses(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             self._name(node.id, bare=True)
-            for key, reason in routes.value_reflection(self, node):
-                self.add(key, reason)
+            self.adds(routes.value_reflection(self, node))
 
     def _name(self, name: str, bare: bool) -> None:
         """A name read; ``bare``: as a value, not as the start of an attribute chain."""
@@ -290,8 +293,7 @@ class _Uses(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._attribute_name(node.attr)
-        for key, reason in [*shapes.attribute_shapes(self, node), *routes.value_reflection(self, node)]:
-            self.add(key, reason)
+        self.adds([*shapes.attribute_shapes(self, node), *routes.value_reflection(self, node)])
         if node is not self._called:  # ``.format`` called is judged by its template (see visit_Call)
             self._format_value(node.attr)
         if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -317,8 +319,7 @@ class _Uses(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
-        for key, reason in shapes.match_keys(node):
-            self.add(key, reason)
+        self.adds(shapes.match_keys(node))
         self.generic_visit(node)
 
     def _attribute_name(self, attr: str) -> None:
@@ -368,8 +369,8 @@ class _Uses(ast.NodeVisitor):
             self.add(f"write:{owner}", reason.replace("{owner}", owner))
 
     def owner(self, node: ast.expr) -> str | None:
-        """What object ``node`` is part of, when that is state outliving a call (see :func:`owner_of`)."""
-        return shapes.owner_of(self, node)
+        """What object ``node`` is, when a write to it is refused (see :func:`shapes.owner`)."""
+        return shapes.owner(self, node)
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -385,14 +386,13 @@ class _Uses(ast.NodeVisitor):
         dotted = self.module_path(func) or (self.aliases.get(func.id) if isinstance(func, ast.Name) else None)
         if dotted in IN_PLACE and node.args:
             self._write(node.args[0], f"{dotted} on {{owner}}")
-        for key, reason in [*routes.call_shapes(self, node, dotted), *routes.enum_call(self, node)]:
-            self.add(key, reason)
+        self.adds([*routes.call_shapes(self, node, dotted), *routes.enum_call(self, node)])
         made = shapes.made_class(self, node, dotted)
         if made is not None:
             self.add(f"class-made:{made}", f"a class made by {made} (its namespace binds what it likes)")
         if isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id in ("list", "dict", "set", "bytearray", "object") \
-                    and not self.local(func.value.id) and node.args:
+                    and not self.local(func.value.id) and node.args and func.attr != "fromkeys":
                 self._write(node.args[0], f"{func.value.id}.{func.attr} on {{owner}}")
             if func.attr in ("format", "format_map"):
                 shapes.format_template(self, func.value)

@@ -23,9 +23,9 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+from ._ownership import UNKNOWN
 from ._scopes import bindings, constant
 
-UNKNOWN = "<unknown>"  # what a parameter is bound to when its function is passed as a value: anything
 # Builtins whose result is a new object that holds none of its arguments (``list(CACHE)`` is a copy).
 FRESH = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "str", "int", "float", "bool", "bytes",
                    "bytearray", "complex", "len", "sum", "abs", "round", "repr", "ascii", "format", "any", "all",
@@ -37,7 +37,8 @@ DECORATORS = frozenset({"dataclasses.dataclass", "functools.total_ordering", "fu
 _ENUMS = frozenset({"enum.Enum", "enum.IntEnum", "enum.Flag", "enum.IntFlag", "enum.StrEnum", "enum.ReprEnum"})
 _RANDOMS = frozenset({"random.Random", "random.SystemRandom"})
 _VALUE_REFLECTION = frozenset({"operator.attrgetter", "operator.methodcaller"})
-_LOCAL_ZONE = {"astimezone": 0, "fromtimestamp": 1}  # a method -> the positional arguments it takes without a zone
+# A method -> the positional arguments it takes without a zone (and so reads the local one).
+_LOCAL_ZONE = {"astimezone": 0, "fromtimestamp": 1, "timestamp": 0}
 _CLASS_DUNDERS_OK = frozenset({"__slots__", "__hash__", "__doc__", "__match_args__", "__eq__", "__repr__",
                                "__str__"})  # dunders a class body may bind: what everyday classes do
 
@@ -190,6 +191,12 @@ def call_shapes(self: Any, node: ast.Call, dotted: str | None) -> Iterator[tuple
             self._world(name or "")
     elif dotted == "random.Random" and not seeded(node):
         yield "random:unseeded", "randomness random.Random seeded from the world (or an object)"
+    elif dotted == "decimal.localcontext" and not node.args and not node.keywords:
+        yield "decimal:context", "decimal.localcontext() copies the thread's context (its flags are state kept " \
+                                 "across calls): give it a Context"
+    if isinstance(func, ast.Attribute) and func.attr == "register":
+        yield "register", "a class registered as another's virtual subclass (.register: class patterns and " \
+                          "isinstance then see what it names)"
     # dataclass(cls), dataclass(frozen=True)(cls), partial(dataclass, …)(cls), d(cls) with d = dataclass(…)
     made = [func] if isinstance(func, ast.Call) else [v for v in self.values.get(func.id, ()) if
                                                       isinstance(v, ast.Call)] if isinstance(func, ast.Name) else []
@@ -206,8 +213,10 @@ def call_shapes(self: Any, node: ast.Call, dotted: str | None) -> Iterator[tuple
     if self.randomness and again:
         yield "class-again", "an object's class called to make another beside random.Random (type(r)() seeds a " \
                              "generator from the world)"
+    aware = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and any(
+        k.arg in ("tz", "tzinfo") for k in func.value.keywords)  # ``datetime(…, tzinfo=utc).timestamp()``
     if isinstance(func, ast.Attribute) and func.attr in _LOCAL_ZONE and len(node.args) <= _LOCAL_ZONE[func.attr] \
-            and not any(k.arg == "tz" for k in node.keywords):
+            and not any(k.arg == "tz" for k in node.keywords) and not aware:
         yield f"zone:{func.attr}", f"the local time zone .{func.attr}() with no zone (the machine's TZ and files)"
 
 
@@ -263,7 +272,8 @@ def value_reflection(self: Any, node: ast.expr) -> Iterator[tuple[str, str]]:
     a decorator written with ``@`` is called): the names or the class it is later given go unseen."""
     dotted = self.module_path(node) if isinstance(node, ast.Attribute) else \
         self.aliases.get(node.id) if isinstance(node, ast.Name) and self.local(node.id) else None
-    if dotted in _VALUE_REFLECTION | DECORATORS and id(node) not in self.callees:
+    if dotted in _VALUE_REFLECTION | DECORATORS | _RANDOMS and id(node) not in self.callees and \
+            id(node) not in self.bases:
         yield "reflect:value", f"{dotted} passed as a value (what it is given goes unseen)"
 
 

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _capability_routes as routes
+from ._ownership import UNKNOWN, fresh
 from ._scopes import constant
 from ._vocabulary import MUTATING_METHODS, PURE_BUILTINS, immutable
 
@@ -48,7 +49,7 @@ HIDDEN_HOOKS = frozenset({
     "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__copy__", "__deepcopy__", "__getnewargs__",
     "__getnewargs_ex__", "__init_subclass__", "__set_name__", "__class_getitem__", "__getattr__", "__getattribute__",
     "__setattr__", "__delattr__", "__get__", "__set__", "__delete__", "__del__", "__prepare__", "__instancecheck__",
-    "__subclasscheck__", "__mro_entries__", "__new__",
+    "__subclasscheck__", "__mro_entries__", "__new__", "__subclasshook__",
 })  # fmt: skip
 
 
@@ -75,6 +76,14 @@ def match_keys(node: ast.MatchMapping) -> Iterator[tuple[str, str]]:
     for key in node.keys:
         if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("__"):
             yield f"dunder-key:{key.value}", f"a dunder key {key.value!r} read by a mapping pattern"
+
+
+def owner(self: Any, node: ast.expr) -> str | None:
+    """What object ``node`` is part of, when that is state outliving a call (see :func:`owner_of`), or when the call
+    did not make it (:func:`._ownership.fresh`: writes go only into what the call made or was given); else None."""
+    found = owner_of(self, node)
+    return found if found is not None or fresh(self, node) else \
+        f"what {ast.unparse(node)[:40]} holds (an object this call did not make)"
 
 
 def owner_of(self: Any, node: ast.expr) -> str | None:
@@ -108,27 +117,37 @@ def owner_of(self: Any, node: ast.expr) -> str | None:
             if self.local(node.id) and node.id in self.aliases:  # ``import json`` in the function: the module
                 return f"the module {self.aliases[node.id]}"
             if self.local(node.id):  # a local holding a class or a global object is that object (``T = type(x)``)
-                return f"what {node.id} holds (a class or a global object)" if shared(self, node) else None
-            fresh = node.id in PURE_BUILTINS and node.id not in _CLASS_STATE and node.id not in self.namespace
-            return None if fresh else f"the global object {node.id}"
+                return f"what {node.id} holds (a class or a global object)" if shared(self, node) and \
+                    not fresh(self, node) else None  # (and what it does not hold, Capabilities.owner asks)
+            made = node.id in PURE_BUILTINS and node.id not in _CLASS_STATE and node.id not in self.namespace
+            return None if made else f"the global object {node.id}"
         else:
             return None
 
 
 
 def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
-    """What each name bound in ``function`` (nested scopes too) is bound to: an assignment's value (the whole of it
-    for a tuple target), a loop's iterable, a walrus's value, a ``with``'s context, a ``match``'s subject, a
-    parameter's default and what the calls of a nested function pass it (see :mod:`._capability_routes`)."""
+    """What each name bound in ``function`` (nested scopes too) is bound to: an assignment's or a walrus's value; a
+    part of a value (``value[0]``, see :mod:`._ownership`) for a loop's target, an unpacked element, a ``with`` name,
+    a ``match`` capture; anything (:data:`._ownership.UNKNOWN`) for an ``except`` name; a tuple of what its body
+    assigns for a class; a parameter's default and what the calls of a nested function pass it."""
     found: dict[str, list[ast.expr]] = {}
 
     def bind_name(name: str, value: ast.expr) -> None:
         found.setdefault(name, []).append(value)
 
-    def bind(target: ast.AST | None, value: ast.expr) -> None:
-        for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)) if target is not None else ():
-            found.setdefault(name, []).append(value)
+    def bind(target: ast.AST | None, value: ast.expr, whole: bool = True) -> None:
+        if isinstance(target, ast.Name) and whole:
+            bind_name(target.id, value)
+            return
+        part = ast.Subscript(value, ast.Constant(0), ast.Load())
+        for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) \
+                if target is not None else ():
+            bind_name(name, part)
 
+    stored = {id(target): node.value for node in ast.walk(function)
+              if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
     for node in ast.walk(function):
         if isinstance(node, ast.Assign):
             for target in node.targets:
@@ -136,20 +155,40 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
         elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             bind(node.target, node.value)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            bind(node.target, node.iter)
+            bind(node.target, node.iter, whole=False)
         elif isinstance(node, ast.withitem):
-            bind(node.optional_vars, node.context_expr)
+            bind(node.optional_vars, node.context_expr, whole=False)
         elif isinstance(node, ast.Match):
             routes.bind_captures(node, bind_name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bind_name(node.name, ast.Name(UNKNOWN, ast.Load()))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.attr in MUTATING_METHODS:
+            # ``box.append(price)``: what is put into a local afterwards is part of what it holds
+            bind_name(node.func.value.id, ast.Tuple([*node.args, *(k.value for k in node.keywords)], ast.Load()))
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and id(node) in stored:
+            bind_name(node.value.id, ast.Tuple([stored[id(node)]], ast.Load()))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            bind_name(node.target.id, ast.Tuple([node.value], ast.Load()))
+        elif isinstance(node, ast.ClassDef):
+            held = [stmt.value for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                    and stmt.value is not None]
+            bind_name(node.name, ast.Tuple(held, ast.Load()))
     routes.bind_parameters(function, bind_name)
     return found
+
+
+def local_classes(function: ast.AST) -> set[str]:
+    """The names of the classes ``function`` defines (calling one makes an instance of the call's own)."""
+    return {node.name for node in ast.walk(function) if isinstance(node, ast.ClassDef)}
 
 
 def shared(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
     """Whether ``node`` is (or holds, for a literal container) an object that outlives the call: a global, a module's
     class or function, a class (``type(x)``, ``x.__class__``, ``super()``), or what a local bound to one holds."""
     if isinstance(node, ast.Name):
-        if node.id == routes.UNKNOWN:
+        if node.id == UNKNOWN:
             return True
         if not self.local(node.id):  # plain immutable data (a number, a text) is no state a write could change
             return node.id in self.namespace and not immutable(self.namespace[node.id])
@@ -161,8 +200,17 @@ def shared(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> boo
         return shared(self, node.value, seen)
     if isinstance(node, ast.Call):
         return routes.shared_call(self, node, seen, shared)
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return any(shared(self, element, seen) for element in node.elts)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.BoolOp)):
+        parts = node.values if isinstance(node, ast.BoolOp) else node.elts
+        return any(shared(self, element, seen) for element in parts)
+    if isinstance(node, ast.Dict):
+        return any(shared(self, value, seen) for value in node.values)
+    if isinstance(node, ast.IfExp):
+        return shared(self, node.body, seen) or shared(self, node.orelse, seen)
+    if isinstance(node, (ast.Starred, ast.NamedExpr)):
+        return shared(self, node.value, seen)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return shared(self, node.elt, seen)
     return False
 
 
