@@ -238,3 +238,18 @@ def test_a_route_of_the_sixth_red_team_is_refused_with_its_rule(module, case):
 @pytest.mark.parametrize("case", sorted(HONEST))
 def test_an_honest_copy_of_a_global_and_its_kin_pass(module, case):
     assert capability_reasons(_src(ORIGINAL), _src(HONEST[case]), vars(module), own={"price"}) == []
+
+
+def test_a_method_reads_its_own_private_attributes_but_not_a_sunder_or_another_objects(module):
+    # Refused though honest (round 5's list): a method's fix reading ``self._items`` where the original read
+    # ``self.items``. An enum's ``_convert_`` (round 4: it rewrote a module's globals) and another object's private
+    # attributes stay refused.
+    original = "def total(self):\n    return sum(self.items)\n"
+    own = "def total(self):\n    return sum(self._items)\n"
+    sunder = "def total(self):\n    return self._convert_('X', 'os', None)\n"
+    other = "def total(self, other):\n    return sum(other._items)\n"
+    rebound = "def total(self):\n    self = self.items\n    return sum(self._items)\n"
+    assert capability_reasons(original, own, vars(module), own={"total"}) == []
+    for candidate, name in [(sunder, "._convert_"), (other, "._items"), (rebound, "._items")]:
+        reasons = capability_reasons(original, candidate, vars(module), own={"total"})
+        assert any(f"the private attribute {name}" in reason for reason in reasons), reasons

@@ -106,6 +106,7 @@ class _Uses(ast.NodeVisitor):
         self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
         self.values: dict[str, list[ast.expr]] = {}  # what each local is bound to (see local_values)
         self.classes: set[str] = set()
+        self.instance: str | None = None  # a method's self: its private attributes (not ``K._convert_``) are its own
         self.bases: set[int] = set()  # the nodes a class derives from (read there, not passed as a value)
         self.callees: set[int] = set()  # the nodes called (an attribute called is not one passed as a value)
         self.enums: set[str] = set()  # its own enum classes; whether it names random.Random (see routes):
@@ -134,9 +135,7 @@ class _Uses(ast.NodeVisitor):
         if not self.scopes:
             # The outermost definition: its decorators are dropped and its annotations never evaluated
             # (see Target.compile), but its defaults are evaluated once, at install, in your process.
-            self.adds(routes.defaults(self, node))
-            self.values, self.classes = shapes.local_values(node), shapes.local_classes(node)
-            self.randomness = routes.randomness(node, self.namespace)
+            self.adds(shapes.outermost(self, node))
         else:
             self.callees.update(id(decorator) for decorator in node.decorator_list)
             for expr in [*node.decorator_list, *args.defaults, *filter(None, args.kw_defaults), node.returns,
@@ -292,7 +291,7 @@ class _Uses(ast.NodeVisitor):
         return ".".join([base, *reversed(parts)]) if base is not None else None
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        self._attribute_name(node.attr)
+        self._attribute_name(node.attr, mine=routes.own_attribute(self, node))
         self.adds([*shapes.attribute_shapes(self, node), *routes.value_reflection(self, node)])
         if node is not self._called:  # ``.format`` called is judged by its template (see visit_Call)
             self._format_value(node.attr)
@@ -322,13 +321,12 @@ class _Uses(ast.NodeVisitor):
         self.adds(shapes.match_keys(node))
         self.generic_visit(node)
 
-    def _attribute_name(self, attr: str) -> None:
+    def _attribute_name(self, attr: str, mine: bool = False) -> None:
         if attr.startswith("__") and attr.endswith("__") and attr not in DUNDER_OK:
             self.add(f"dunder:{attr}", f"dunder attribute {attr}")
         elif attr in ESCAPE_HATCHES:  # frames, tracebacks, code: however spelled (a pattern, attrgetter, getattr)
             self.add(f"hatch:{attr}", f"the interpreter's internals .{attr}")
-        elif attr.startswith("_") and attr != "_" and not attr.endswith("__"):  # ``K._convert_`` (an enum's, which
-            # reads and writes any module's globals by name)
+        elif attr.startswith("_") and attr != "_" and not attr.endswith("__") and not (mine and attr[-1] != "_"):
             self.add(f"private:{attr}", f"the private attribute .{attr} not used by the original")
 
     def named(self, attr: str) -> None:

@@ -277,6 +277,20 @@ def value_reflection(self: Any, node: ast.expr) -> Iterator[tuple[str, str]]:
         yield "reflect:value", f"{dotted} passed as a value (what it is given goes unseen)"
 
 
+def instance_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """A method's first parameter, when it is spelled ``self`` or ``cls``: the object of your own class it runs on."""
+    first = [*function.args.posonlyargs, *function.args.args][:1]
+    return first[0].arg if first and first[0].arg in ("self", "cls") else None
+
+
+def own_attribute(self: Any, node: ast.Attribute) -> bool:
+    """Whether ``node`` reads an attribute of the method's own ``self`` (never rebound): its private attributes are
+    your class's (``self._items``), not a library's internals reached through a value."""
+    value = node.value
+    return isinstance(value, ast.Name) and value.id == self.instance and not self.values.get(value.id) \
+        and len(self.scopes) == 1
+
+
 def enum_call(self: Any, node: ast.Call) -> Iterator[tuple[str, str]]:
     """A call of an enum class of the candidate's own with a name and members: the functional API again."""
     func = node.func

@@ -179,6 +179,15 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
     return found
 
 
+def outermost(self: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
+    """What the function installed is judged by before its body: its defaults (each visited), and what its body binds
+    (the locals' values, its classes, a method's ``self``, whether it names ``random.Random``)."""
+    found = list(routes.defaults(self, node))
+    self.values, self.classes, self.instance = local_values(node), local_classes(node), routes.instance_name(node)
+    self.randomness = routes.randomness(node, self.namespace)
+    return found
+
+
 def local_classes(function: ast.AST) -> set[str]:
     """The names of the classes ``function`` defines (calling one makes an instance of the call's own)."""
     return {node.name for node in ast.walk(function) if isinstance(node, ast.ClassDef)}
