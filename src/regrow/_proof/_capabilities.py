@@ -106,6 +106,7 @@ class _Uses(ast.NodeVisitor):
         self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
         self.values: dict[str, list[ast.expr]] = {}  # what each local is bound to (see local_values)
         self.classes: set[str] = set()
+        self.methods: set[str] = set()  # what the classes the candidate defines call their methods
         self.instance: str | None = None  # a method's self: its private attributes (not ``K._convert_``) are its own
         self.bases: set[int] = set()  # the nodes a class derives from (read there, not passed as a value)
         self.callees: set[int] = set()  # the nodes called (an attribute called is not one passed as a value)

@@ -23,7 +23,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from ._ownership import UNKNOWN
+from ._ownership import INSTANCE, UNKNOWN
 from ._scopes import bindings, constant
 
 # Builtins whose result is a new object that holds none of its arguments (``list(CACHE)`` is a copy).
@@ -60,7 +60,12 @@ def bind_parameters(function: ast.AST, bind: Any) -> None:
                 bind(arg.arg, default)
         if node is function:
             continue
-        calls = _call_sites(function, node, parents)
+        klass = parents.get(id(node))
+        method = isinstance(klass, ast.ClassDef)
+        if isinstance(klass, ast.ClassDef) and positional and not _called_on_class(function, klass, node):
+            bind(positional[0].arg, INSTANCE)  # ``self``: an instance made by the call (its class is the candidate's)
+            every = every[1:]
+        calls = None if method else _call_sites(function, node, parents)  # a method is called by attribute
         for call in calls if calls is not None else [ast.Call(unknown, [unknown], [ast.keyword(None, unknown)])]:
             spread = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
             given = [a for a in call.args if not isinstance(a, ast.Starred)] + [k.value for k in call.keywords]
@@ -92,7 +97,14 @@ def _call_sites(function: ast.AST, nested: ast.AST, parents: dict[int, ast.AST])
             if not (isinstance(call, ast.Call) and call.func is node):
                 return None
             calls.append(call)
-    return calls
+    return calls or None  # never called by its name: called some other way, with anything
+
+
+def _called_on_class(function: ast.AST, klass: ast.ClassDef, method: ast.AST) -> bool:
+    """Whether ``klass.method`` is read on the class itself anywhere (``C.m(price)`` hands ``self`` a global)."""
+    name = getattr(method, "name", "")
+    return any(isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
+               and node.value.id == klass.name for node in ast.walk(function))
 
 
 def bind_captures(node: ast.Match, bind: Any) -> None:
@@ -191,7 +203,9 @@ def call_shapes(self: Any, node: ast.Call, dotted: str | None) -> Iterator[tuple
             self._world(name or "")
     elif dotted == "random.Random" and not seeded(node):
         yield "random:unseeded", "randomness random.Random seeded from the world (or an object)"
-    elif dotted == "decimal.localcontext" and not node.args and not node.keywords:
+    elif dotted == "decimal.localcontext" and not any(
+            not (isinstance(given, ast.Constant) and given.value is None)
+            for given in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "ctx")]):
         yield "decimal:context", "decimal.localcontext() copies the thread's context (its flags are state kept " \
                                  "across calls): give it a Context"
     if isinstance(func, ast.Attribute) and func.attr == "register":

@@ -141,13 +141,16 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
             bind_name(target.id, value)
             return
         part = ast.Subscript(value, ast.Constant(0), ast.Load())
-        for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) \
-                if target is not None else ():
-            bind_name(name, part)
+        for node in ast.walk(target) if target is not None else ():
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bind_name(node.id, part)
+            elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+                base = node.value  # ``for box[0] in [price]``: what is stored into a local is part of what it holds
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    bind_name(base.id, ast.Tuple([value if whole else part], ast.Load()))
 
-    stored = {id(target): node.value for node in ast.walk(function)
-              if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
-              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])}
     for node in ast.walk(function):
         if isinstance(node, ast.Assign):
             for target in node.targets:
@@ -166,11 +169,12 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
                 isinstance(node.func.value, ast.Name) and node.func.attr in MUTATING_METHODS:
             # ``box.append(price)``: what is put into a local afterwards is part of what it holds
             bind_name(node.func.value.id, ast.Tuple([*node.args, *(k.value for k in node.keywords)], ast.Load()))
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store) and \
-                isinstance(node.value, ast.Name) and id(node) in stored:
-            bind_name(node.value.id, ast.Tuple([stored[id(node)]], ast.Load()))
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             bind_name(node.target.id, ast.Tuple([node.value], ast.Load()))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not function:
+            returned = [n.value for n in ast.walk(node) if isinstance(n, (ast.Return, ast.Yield)) and n.value]
+            if not isinstance(node, ast.Lambda):  # calling it (or passing it to map, reduce…) hands back these
+                bind_name(node.name, ast.Tuple(returned, ast.Load()))
         elif isinstance(node, ast.ClassDef):
             held = [stmt.value for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
                     and stmt.value is not None]
@@ -184,6 +188,7 @@ def outermost(self: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[t
     (the locals' values, its classes, a method's ``self``, whether it names ``random.Random``)."""
     found = list(routes.defaults(self, node))
     self.values, self.classes, self.instance = local_values(node), local_classes(node), routes.instance_name(node)
+    self.methods = local_methods(node)
     self.randomness = routes.randomness(node, self.namespace)
     return found
 
@@ -191,6 +196,12 @@ def outermost(self: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[t
 def local_classes(function: ast.AST) -> set[str]:
     """The names of the classes ``function`` defines (calling one makes an instance of the call's own)."""
     return {node.name for node in ast.walk(function) if isinstance(node, ast.ClassDef)}
+
+
+def local_methods(function: ast.AST) -> set[str]:
+    """The names of the methods the classes ``function`` defines have (what one returns is anything)."""
+    return {stmt.name for node in ast.walk(function) if isinstance(node, ast.ClassDef) for stmt in node.body
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def shared(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:

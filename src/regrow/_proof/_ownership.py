@@ -20,15 +20,26 @@ import ast
 from typing import Any
 
 from ._scopes import MISSING
-from ._vocabulary import immutable, pure_chain
+from ._vocabulary import immutable, pure_builtin, pure_chain
 
 UNKNOWN = "<unknown>"  # bound to a parameter of a function passed as a value, and to an ``except`` name: anything
+INSTANCE = ast.Call(ast.Name("object", ast.Load()), [], [])  # what a method's ``self`` is bound to: an instance
 _MADE = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
-         ast.GeneratorExp, ast.Lambda, ast.UnaryOp, ast.Compare, ast.BinOp)  # each evaluation makes a new object
+         ast.GeneratorExp, ast.Lambda)  # each evaluation makes a new object
+_OPERATORS = (ast.UnaryOp, ast.Compare, ast.BinOp)  # a new object, unless a class of the candidate's overloads them
 _CONTAINERS = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "bytearray", "reversed", "sum"})
 _IMMUTABLE = frozenset({"str", "int", "float", "bool", "bytes", "complex", "len", "abs", "round", "repr", "ascii",
                         "format", "any", "all", "isinstance", "issubclass", "callable", "ord", "chr", "hex", "oct",
                         "bin", "divmod", "pow", "hash", "id"})  # builtins whose result holds no object of theirs
+# Module functions whose result is new (or immutable) whatever they are given.
+_NEW = frozenset({"json.loads", "json.dumps", "copy.deepcopy", "re.match", "re.search", "re.fullmatch", "re.findall",
+                  "re.split", "re.sub", "re.subn", "textwrap.wrap", "textwrap.dedent", "textwrap.fill", "shlex.split",
+                  "urllib.parse.parse_qs", "urllib.parse.parse_qsl", "urllib.parse.urlsplit", "urllib.parse.urlparse"})
+# Methods of the standard library's types whose result is new (or immutable), on a receiver known to be one.
+_NEW_METHODS = frozenset({"copy", "groupdict", "groups", "group", "findall", "split", "rsplit", "splitlines", "match",
+                          "search", "fullmatch", "sub", "most_common", "isoformat", "strip", "lower", "upper",
+                          "replace", "join", "format", "encode", "decode", "keys", "values", "items"})
+_RETURNS_SHARED = frozenset({"typing.overload"})  # hands back a module-level object, whatever it is given
 
 
 def fresh(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
@@ -37,8 +48,10 @@ def fresh(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool
         return _name(self, node.id, seen, fresh)
     if isinstance(node, _MADE):
         return True
+    if isinstance(node, _OPERATORS):
+        return not _overloaded(self)
     if isinstance(node, ast.Subscript):
-        return isinstance(node.slice, ast.Slice) or deep(self, node.value, seen)
+        return isinstance(node.slice, ast.Slice) or _parts_fresh(self, node.value, seen)
     if isinstance(node, ast.Attribute):
         return deep(self, node.value, seen)
     if isinstance(node, ast.IfExp):
@@ -48,7 +61,7 @@ def fresh(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool
     if isinstance(node, ast.NamedExpr):
         return fresh(self, node.value, seen)
     if isinstance(node, ast.Starred):
-        return deep(self, node.value, seen)
+        return _parts_fresh(self, node.value, seen)
     if isinstance(node, ast.Call):
         return _call(self, node, seen, shallow=True)
     return False  # a yield's value, an await's: anything
@@ -58,8 +71,13 @@ def deep(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
     """Whether ``node``'s object and every object in it were made by this call or given by its caller."""
     if isinstance(node, ast.Name):
         return _name(self, node.id, seen, deep)
-    if isinstance(node, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.UnaryOp, ast.Compare)):
+    if isinstance(node, (ast.Constant, ast.JoinedStr)):
         return True
+    if isinstance(node, _OPERATORS):
+        return not _overloaded(self) and all(deep(self, part, seen) for part in ast.iter_child_nodes(node)
+                                             if isinstance(part, ast.expr))
+    if isinstance(node, ast.Lambda):  # calling it hands back its body's value
+        return deep(self, node.body, seen)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         return all(deep(self, element, seen) for element in node.elts)
     if isinstance(node, ast.Dict):
@@ -68,8 +86,6 @@ def deep(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         return deep(self, node.elt, seen)
     if isinstance(node, ast.DictComp):
         return deep(self, node.key, seen) and deep(self, node.value, seen)
-    if isinstance(node, ast.BinOp):
-        return deep(self, node.left, seen) and deep(self, node.right, seen)
     if isinstance(node, (ast.Subscript, ast.Attribute, ast.NamedExpr, ast.Starred)):
         return deep(self, node.value, seen)
     if isinstance(node, ast.IfExp):
@@ -81,17 +97,37 @@ def deep(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
     return False
 
 
+def _parts_fresh(self: Any, node: ast.expr, seen: frozenset[str]) -> bool:
+    """Whether each object directly inside ``node``'s was made by this call (``[dict(r) for r in ROWS]``: each row is
+    a new dict, though what the rows hold is not), or given by its caller."""
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return fresh(self, node.elt, seen)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(fresh(self, element, seen) for element in node.elts)
+    if isinstance(node, ast.Name) and self.local(node.id) and node.id not in seen and self.values.get(node.id):
+        return all(_parts_fresh(self, value, seen | {node.id}) for value in self.values[node.id])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not self.local(node.func.id) and node.args:
+        if node.func.id in ("list", "tuple", "sorted", "set", "frozenset", "reversed") and len(node.args) == 1:
+            return _parts_fresh(self, node.args[0], seen)
+        if node.func.id == "map" and isinstance(node.args[0], ast.Name) and node.args[0].id in _CONTAINERS:
+            return True  # map(dict, rows): a new dict each
+    return deep(self, node, seen)
+
+
 def _name(self: Any, name: str, seen: frozenset[str], judge: Any) -> bool:
     if name == UNKNOWN:
         return False
-    if not self.local(name):  # a global: only plain immutable data is no state a write could change
-        return immutable(self.namespace.get(name, MISSING))
+    # (a comprehension's variable is bound in a scope of its own: known by its values, unless a global has its name)
+    if not self.local(name) and (name not in self.values or name in self.namespace or pure_builtin(name)):
+        # a global: only plain immutable data (or a builtin) is no state a write could change
+        value = self.namespace.get(name, MISSING)
+        return immutable(value) or (value is MISSING and pure_builtin(name))
     if name in seen:
         return True
     values = self.values.get(name)
     if values:
         return all(judge(self, value, seen | {name}) for value in values)
-    # bound to nothing recorded: a parameter without a default (the caller's), a function or class defined here
+    # bound to nothing recorded: a parameter without a default (the caller's)
     return name not in self.aliases
 
 
@@ -103,8 +139,9 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
         return all(deep(self, arg, seen) for arg in given)
 
     if isinstance(func, ast.Name):
-        if self.local(func.id):  # a class of the call's own makes an instance; a function's result is anything
-            return func.id in self.classes and (shallow or made_from_arguments())
+        if self.local(func.id):  # a class of the call's own makes an instance (its class's attributes are in it);
+            # what a function of its own returns is anything
+            return func.id in self.classes and (shallow or (made_from_arguments() and deep(self, func, seen)))
         value = self.namespace.get(func.id, MISSING)
         if value is MISSING:  # a builtin
             if func.id in ("type", "super", "vars", "globals", "locals"):  # a class, or a namespace
@@ -114,25 +151,65 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
             if func.id in _CONTAINERS:
                 return (shallow and func.id != "sum") or made_from_arguments()
             return made_from_arguments()  # min, max, next, getattr, iter…: one of their arguments, or a part
-        return isinstance(value, type) and (shallow or made_from_arguments())  # your module's class: an instance
+        return _new_instance(value) and (shallow or made_from_arguments())  # your module's class: an instance
     if isinstance(func, ast.Attribute):
         dotted = self.module_path(func)
         if dotted is not None:  # a module's function or class
-            if dotted == "copy.deepcopy" or (shallow and dotted == "copy.copy"):
+            if dotted in _RETURNS_SHARED:
+                return False
+            if dotted in _NEW or (shallow and dotted == "copy.copy"):
                 return True
-            return (shallow and pure_chain(dotted) is None and _class(dotted)) or made_from_arguments()
-        if func.attr == "copy" and shallow:  # ``DEFAULTS.copy()``: a new container of the same parts
-            return True
+            return (shallow and pure_chain(dotted) is None and _new_instance(_resolve(dotted))) or \
+                (made_from_arguments() and not _class_state(_resolve(dotted)))
+        if func.attr in self.methods:  # a method of a class of the candidate's own: it returns anything
+            return False
+        if func.attr in _NEW_METHODS and (_stdlib(self, func.value) or (func.attr == "copy" and shallow)):
+            return True  # ``DEFAULTS.copy()``, ``PATTERN.match(text).groupdict()``: new objects
         return deep(self, func.value, seen) and made_from_arguments()  # a part of the receiver, or of an argument
     return False
 
 
-def _class(dotted: str) -> bool:
-    """Whether the pure module's attribute ``dotted`` is a class (calling it makes an instance)."""
+def _overloaded(self: Any) -> bool:
+    """Whether a class of the candidate's own defines an operator (``__add__`` may hand back anything)."""
+    return any(name.startswith("__") and name.endswith("__") and name not in ("__init__", "__repr__", "__str__",
+                                                                            "__post_init__")
+               for name in self.methods)
+
+
+def _stdlib(self: Any, node: ast.expr) -> bool:
+    """Whether ``node`` is known to be an object of the standard library's (whose methods the check knows): a text, a
+    global of a builtin or standard type, or what a known method of one returns."""
+    if isinstance(node, (ast.Constant, ast.JoinedStr)):
+        return True
+    if isinstance(node, ast.Name) and not self.local(node.id):
+        module = getattr(type(self.namespace.get(node.id)), "__module__", "")
+        return module in ("builtins", "re", "collections", "datetime", "decimal", "fractions")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _NEW_METHODS:
+        return node.func.attr not in self.methods and _stdlib(self, node.func.value)
+    return False
+
+
+def _resolve(dotted: str) -> object:
     import importlib
 
     module, _, name = dotted.rpartition(".")
     try:
-        return isinstance(getattr(importlib.import_module(module), name), type)
+        return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError, ValueError):
+        return None
+
+
+def _new_instance(value: object) -> bool:
+    """Whether calling ``value`` makes a new instance: a class, but not an enum (calling one hands back a member)."""
+    import enum
+
+    return isinstance(value, type) and not issubclass(value, enum.Enum)
+
+
+def _class_state(value: object) -> bool:
+    """Whether the class ``value`` keeps a mutable container at class level (``TextWrapper.unicode_whitespace_trans``:
+    one dict for every instance in the process)."""
+    if not isinstance(value, type):
         return False
+    return any(type(item) in (dict, list, set, bytearray) for klass in value.__mro__ if klass is not object
+               for item in vars(klass).values())

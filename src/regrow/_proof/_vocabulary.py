@@ -27,7 +27,7 @@ PURE_BUILTINS = frozenset(
 # Dunder attributes a candidate may read (special methods it defines or calls); other dunders are
 # the interpreter's machinery (``__setattr__`` writes past the check, ``__globals__`` reaches out).
 DUNDER_OK = frozenset({"__name__", "__qualname__", "__doc__", "__class__", "__init__", "__len__", "__iter__",
-                        "__next__", "__eq__", "__hash__", "__repr__", "__str__",
+                        "__next__", "__eq__", "__repr__", "__str__",
                         "__post_init__", "__lt__", "__le__", "__gt__", "__ge__", "__ne__", "__contains__",
                         "__getitem__", "__bool__"})  # fmt: skip
 # Builtins outside the pure vocabulary, by what they reach (for the reason).
