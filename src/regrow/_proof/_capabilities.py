@@ -105,8 +105,7 @@ class _Uses(ast.NodeVisitor):
         self.module_names: set[str] = set()
         self._called: ast.expr | None = None  # the ``.format`` attribute of the call being judged
         self.values: dict[str, list[ast.expr]] = {}  # what each local is bound to (see local_values)
-        self.classes: set[str] = set()
-        self.methods: set[str] = set()  # what the classes the candidate defines call their methods
+        self.methods: set[str] = set()  # the methods of its classes (and its functions: shapes.outermost)
         self.instance: str | None = None  # a method's self: its private attributes (not ``K._convert_``) are its own
         self.bases: set[int] = set()  # the nodes a class derives from (read there, not passed as a value)
         self.callees: set[int] = set()  # the nodes called (an attribute called is not one passed as a value)
@@ -193,6 +192,8 @@ class _Uses(ast.NodeVisitor):
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.target, ast.Name) and self.local(node.target.id) and shapes.shared(self, node.target):
             self.add(f"write:{node.target.id}", f"augmented assignment on what {node.target.id} holds (in place)")
+        elif not isinstance(node.target, ast.Name):  # ``box[0] += [x]``: the item changes in place, then is stored
+            self._write(node.target, "augmented assignment on {owner}")
         self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
@@ -357,7 +358,7 @@ class _Uses(ast.NodeVisitor):
             self.add(f"attr:{attr}", f"{WORLD_ATTRIBUTES[attr]} .{attr}")
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        if isinstance(node.ctx, (ast.Store, ast.Del)):
+        if isinstance(node.ctx, (ast.Store, ast.Del)) or routes.adds_on_read(self, node.value):
             self._write(node.value, "item write on {owner}")
         self.generic_visit(node)
 

@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._ownership import INSTANCE, UNKNOWN
-from ._scopes import bindings, constant
+from ._scopes import MISSING, bindings, constant
+from ._vocabulary import IN_PLACE
 
 # Builtins whose result is a new object that holds none of its arguments (``list(CACHE)`` is a copy).
 FRESH = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "str", "int", "float", "bool", "bytes",
@@ -208,6 +209,15 @@ def call_shapes(self: Any, node: ast.Call, dotted: str | None) -> Iterator[tuple
             for given in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "ctx")]):
         yield "decimal:context", "decimal.localcontext() copies the thread's context (its flags are state kept " \
                                  "across calls): give it a Context"
+    writes = {"struct.pack_into": 1}.get(dotted or "") if dotted else \
+        {"shuffle": 0, "pack_into": 0}.get(func.attr) if isinstance(func, ast.Attribute) else None
+    if writes is not None and len(node.args) > writes:  # ``rng.shuffle(RATES)``: writes into what it is given
+        owner = self.owner(node.args[writes])
+        if owner is not None:
+            yield f"write:{owner}", f"{dotted or getattr(func, 'attr', '')} writes into {owner}"
+    if isinstance(func, ast.Attribute) and func.attr == "strftime" and (
+            not node.args or constant(node.args[0]) is None or "%s" in (constant(node.args[0]) or "")):
+        yield "zone:strftime", "strftime with %s or a computed format (the machine's time zone and locale)"
     if isinstance(func, ast.Attribute) and func.attr == "register":
         yield "register", "a class registered as another's virtual subclass (.register: class patterns and " \
                           "isinstance then see what it names)"
@@ -286,7 +296,7 @@ def value_reflection(self: Any, node: ast.expr) -> Iterator[tuple[str, str]]:
     a decorator written with ``@`` is called): the names or the class it is later given go unseen."""
     dotted = self.module_path(node) if isinstance(node, ast.Attribute) else \
         self.aliases.get(node.id) if isinstance(node, ast.Name) and self.local(node.id) else None
-    if dotted in _VALUE_REFLECTION | DECORATORS | _RANDOMS and id(node) not in self.callees and \
+    if dotted in _VALUE_REFLECTION | DECORATORS | _RANDOMS | IN_PLACE and id(node) not in self.callees and \
             id(node) not in self.bases:
         yield "reflect:value", f"{dotted} passed as a value (what it is given goes unseen)"
 
@@ -303,6 +313,16 @@ def own_attribute(self: Any, node: ast.Attribute) -> bool:
     value = node.value
     return isinstance(value, ast.Name) and value.id == self.instance and not self.values.get(value.id) \
         and len(self.scopes) == 1
+
+
+def adds_on_read(self: Any, node: ast.expr) -> bool:
+    """Whether reading an item of ``node`` may add one: a global (or a local bound to one) whose class has
+    ``__missing__`` (``GROUPS[k]`` on a ``defaultdict`` inserts ``k``)."""
+    names = [node.id] if isinstance(node, ast.Name) else []
+    if names and self.local(names[0]):
+        names = [value.id for value in self.values.get(names[0], ()) if isinstance(value, ast.Name)]
+    return any(not self.local(name) and hasattr(type(self.namespace.get(name, MISSING)), "__missing__")
+               for name in names)
 
 
 def enum_call(self: Any, node: ast.Call) -> Iterator[tuple[str, str]]:

@@ -187,8 +187,11 @@ def outermost(self: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[t
     """What the function installed is judged by before its body: its defaults (each visited), and what its body binds
     (the locals' values, its classes, a method's ``self``, whether it names ``random.Random``)."""
     found = list(routes.defaults(self, node))
-    self.values, self.classes, self.instance = local_values(node), local_classes(node), routes.instance_name(node)
+    self.values, self.instance = local_values(node), routes.instance_name(node)
+    self.classes = local_classes(node)
     self.methods = local_methods(node)
+    self.functions = {n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and n is not node and n.name not in self.methods}
     self.randomness = routes.randomness(node, self.namespace)
     return found
 
@@ -245,6 +248,8 @@ def reflection(self: Any, node: ast.Call, func: str) -> None:
     self.named(name)
     if func in ("setattr", "delattr"):
         self._write(node.args[0], f"attribute write on {{owner}} ({func} of {name})")
+    elif name in MUTATING_METHODS:  # ``getattr(SEEN, "append")(x)`` is ``SEEN.append(x)``
+        self._write(node.args[0], f"mutating call {name} on {{owner}} (through getattr)")
     dotted = self.module_path(node.args[0])
     if dotted is not None:
         self._chain(f"{dotted}.{name}")

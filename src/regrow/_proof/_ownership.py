@@ -32,9 +32,10 @@ _IMMUTABLE = frozenset({"str", "int", "float", "bool", "bytes", "complex", "len"
                         "format", "any", "all", "isinstance", "issubclass", "callable", "ord", "chr", "hex", "oct",
                         "bin", "divmod", "pow", "hash", "id"})  # builtins whose result holds no object of theirs
 # Module functions whose result is new (or immutable) whatever they are given.
-_NEW = frozenset({"json.loads", "json.dumps", "copy.deepcopy", "re.match", "re.search", "re.fullmatch", "re.findall",
+_NEW = frozenset({"json.loads", "json.dumps", "re.match", "re.search", "re.fullmatch", "re.findall",
                   "re.split", "re.sub", "re.subn", "textwrap.wrap", "textwrap.dedent", "textwrap.fill", "shlex.split",
                   "urllib.parse.parse_qs", "urllib.parse.parse_qsl", "urllib.parse.urlsplit", "urllib.parse.urlparse"})
+_COPIED = (dict, list, set, bytearray, bytes, str, tuple, frozenset)  # a copy (or a slice) of one is a new object
 # Methods of the standard library's types whose result is new (or immutable), on a receiver known to be one.
 _NEW_METHODS = frozenset({"copy", "groupdict", "groups", "group", "findall", "split", "rsplit", "splitlines", "match",
                           "search", "fullmatch", "sub", "most_common", "isoformat", "strip", "lower", "upper",
@@ -51,7 +52,9 @@ def fresh(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool
     if isinstance(node, _OPERATORS):
         return not _overloaded(self)
     if isinstance(node, ast.Subscript):
-        return isinstance(node.slice, ast.Slice) or _parts_fresh(self, node.value, seen)
+        if isinstance(node.slice, ast.Slice):  # a list's slice is a copy; a memoryview's is a view of it
+            return _copies(self, node.value, seen) or deep(self, node.value, seen)
+        return _parts_fresh(self, node.value, seen)
     if isinstance(node, ast.Attribute):
         return deep(self, node.value, seen)
     if isinstance(node, ast.IfExp):
@@ -140,8 +143,12 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
 
     if isinstance(func, ast.Name):
         if self.local(func.id):  # a class of the call's own makes an instance (its class's attributes are in it);
-            # what a function of its own returns is anything
-            return func.id in self.classes and (shallow or (made_from_arguments() and deep(self, func, seen)))
+            if func.id in self.classes:  # a function of its own, what its returns say (a lambda's body, a def's
+                return shallow or (made_from_arguments() and deep(self, func, seen))  # return statements)
+            returned = _returns(self, func.id)
+            judge = fresh if shallow else deep
+            return returned is not None and func.id not in seen and \
+                all(judge(self, value, seen | {func.id}) for value in returned)
         value = self.namespace.get(func.id, MISSING)
         if value is MISSING:  # a builtin
             if func.id in ("type", "super", "vars", "globals", "locals"):  # a class, or a namespace
@@ -157,16 +164,55 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
         if dotted is not None:  # a module's function or class
             if dotted in _RETURNS_SHARED:
                 return False
-            if dotted in _NEW or (shallow and dotted == "copy.copy"):
+            if dotted in ("copy.copy", "copy.deepcopy"):  # a new object only of a container: a function, a class,
+                # an enum member are handed back as they are
+                return bool(node.args) and _copies(self, node.args[0], seen) and (shallow or dotted == "copy.deepcopy"
+                                                                                  or deep(self, node.args[0], seen))
+            if dotted in _NEW:
                 return True
             return (shallow and pure_chain(dotted) is None and _new_instance(_resolve(dotted))) or \
                 (made_from_arguments() and not _class_state(_resolve(dotted)))
         if func.attr in self.methods:  # a method of a class of the candidate's own: it returns anything
             return False
-        if func.attr in _NEW_METHODS and (_stdlib(self, func.value) or (func.attr == "copy" and shallow)):
+        if func.attr in _NEW_METHODS and (_stdlib(self, func.value) or (func.attr == "copy" and shallow
+                                                                          and _copies(self, func.value, seen))):
             return True  # ``DEFAULTS.copy()``, ``PATTERN.match(text).groupdict()``: new objects
         return deep(self, func.value, seen) and made_from_arguments()  # a part of the receiver, or of an argument
     return False
+
+
+def _copies(self: Any, node: ast.expr, seen: frozenset[str]) -> bool:
+    """Whether copying (or slicing) ``node`` makes a new object: it is a builtin container (a global's value says
+    so, a literal, a constructor, a local bound only to such), or the caller's (a parameter)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+                         ast.Constant, ast.JoinedStr)):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not self.local(node.func.id):
+        return node.func.id in _CONTAINERS or node.func.id in _IMMUTABLE
+    if isinstance(node, ast.Name) and (self.local(node.id) or node.id in self.values) and \
+            node.id not in self.namespace:
+        values = self.values.get(node.id)
+        if not values:
+            return node.id not in self.aliases  # a parameter: the caller's
+        return node.id not in seen and all(_copies(self, value, seen | {node.id}) for value in values)
+    if isinstance(node, ast.Name):
+        value = self.namespace.get(node.id, MISSING)
+    elif isinstance(node, ast.Attribute) and (dotted := self.module_path(node)) is not None:
+        value = _resolve(dotted)
+    else:
+        return False
+    return isinstance(value, _COPIED) or type(value).__module__ == "collections"
+
+
+def _returns(self: Any, name: str) -> list[ast.expr] | None:
+    """What calling the candidate's own function ``name`` hands back (its returns, a lambda's body), or None."""
+    values = self.values.get(name, [])
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if isinstance(value, ast.Lambda):
+        return [value.body]
+    return list(value.elts) if isinstance(value, ast.Tuple) and name in getattr(self, "functions", ()) else None
 
 
 def _overloaded(self: Any) -> bool:

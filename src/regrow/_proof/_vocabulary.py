@@ -126,7 +126,8 @@ MUTATING_METHODS = frozenset(
         "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "add",
         "discard", "sort", "reverse", "appendleft", "extendleft", "popleft", "rotate", "difference_update",
         "intersection_update", "symmetric_difference_update", "write", "writelines", "put", "put_nowait",
-        "send", "set", "acquire", "release", "cache_clear", "subtract", "register",
+        "send", "set", "acquire", "release", "cache_clear", "subtract", "register", "move_to_end", "frombytes",
+        "fromlist", "fromunicode", "byteswap",
     }
 )  # fmt: skip
 
