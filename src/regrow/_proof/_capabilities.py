@@ -153,9 +153,9 @@ class _Uses(ast.NodeVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         for expr in [*node.args.defaults, *filter(None, node.args.kw_defaults)]:
             self.visit(expr)
-        args = node.args
-        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
-        self.scopes.append(_Scope({a.arg for a in every}))
+        every = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
+        walrus = {n.target.id for n in ast.walk(node.body) if isinstance(n, ast.NamedExpr)}  # bound in the lambda
+        self.scopes.append(_Scope({a.arg for a in every if a is not None} | walrus))
         self.visit(node.body)
         self.scopes.pop()
 
@@ -384,8 +384,8 @@ class _Uses(ast.NodeVisitor):
                 self.visit(expr)
             return
         dotted = self.module_path(func) or (self.aliases.get(func.id) if isinstance(func, ast.Name) else None)
-        if dotted in IN_PLACE and node.args:
-            self._write(node.args[0], f"{dotted} on {{owner}}")
+        for given in [*node.args, *(k.value for k in node.keywords)] if dotted in IN_PLACE else ():
+            self._write(given, f"{dotted} on {{owner}}")  # (by position or by keyword: ``insort(a=RATES, x=…)``)
         self.adds([*routes.call_shapes(self, node, dotted), *routes.enum_call(self, node)])
         made = shapes.made_class(self, node, dotted)
         if made is not None:

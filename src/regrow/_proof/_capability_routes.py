@@ -19,12 +19,13 @@ or reach a module's globals once installed in your process:
 
 from __future__ import annotations
 
+import abc
 import ast
 from collections.abc import Iterator
 from typing import Any
 
 from ._ownership import INSTANCE, UNKNOWN
-from ._scopes import MISSING, bindings, constant
+from ._scopes import MISSING, bindings, constant, own_nodes
 from ._vocabulary import IN_PLACE
 
 # Builtins whose result is a new object that holds none of its arguments (``list(CACHE)`` is a copy).
@@ -57,13 +58,13 @@ def bind_parameters(function: ast.AST, bind: Any) -> None:
         every = [*positional, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
         for arg, default in [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
                              *zip(args.kwonlyargs, args.kw_defaults, strict=True)]:
-            if default is not None:
-                bind(arg.arg, default)
+            if default is not None:  # a lambda made once, at install: the same object on every call
+                bind(arg.arg, unknown if isinstance(default, ast.Lambda) else default)
         if node is function:
             continue
         klass = parents.get(id(node))
         method = isinstance(klass, ast.ClassDef)
-        if isinstance(klass, ast.ClassDef) and positional and not _called_on_class(function, klass, node):
+        if isinstance(klass, ast.ClassDef) and positional and _only_constructed(function, klass):
             bind(positional[0].arg, INSTANCE)  # ``self``: an instance made by the call (its class is the candidate's)
             every = every[1:]
         calls = None if method else _call_sites(function, node, parents)  # a method is called by attribute
@@ -101,11 +102,36 @@ def _call_sites(function: ast.AST, nested: ast.AST, parents: dict[int, ast.AST])
     return calls or None  # never called by its name: called some other way, with anything
 
 
-def _called_on_class(function: ast.AST, klass: ast.ClassDef, method: ast.AST) -> bool:
-    """Whether ``klass.method`` is read on the class itself anywhere (``C.m(price)`` hands ``self`` a global)."""
-    name = getattr(method, "name", "")
-    return any(isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.value, ast.Name)
-               and node.value.id == klass.name for node in ast.walk(function))
+def _only_constructed(function: ast.AST, klass: ast.ClassDef) -> bool:
+    """Whether ``klass`` is only ever called to make an instance (``K(…)``): not read as a value (``k = K``,
+    ``K.m(price)``), and no object's class is taken anywhere (``type(K()).m(X)``, ``x.__class__``)."""
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == klass.name and isinstance(node.ctx, ast.Load):
+            used = parents.get(id(node))  # called, or matched (``case K(v)``): not handed on as a value
+            if not ((isinstance(used, ast.Call) and used.func is node) or isinstance(used, ast.MatchClass)):
+                return False
+        if isinstance(node, ast.Attribute) and (  # ``type(K()).m``, ``K().__class__.m``: the class read
+                node.attr == "__class__" or (isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                                             and node.value.func.id == "type")):
+            return False
+    return True
+
+
+def class_contents(node: ast.ClassDef) -> list[ast.expr]:
+    """What a class body puts into its class, however it binds it (``for items in [X]``, ``with … as more``, a
+    walrus); an import there binds a module: anything."""
+    found: list[ast.expr] = []
+    for part in own_nodes(node.body):
+        if isinstance(part, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and part.value is not None:
+            found.append(part.value)
+        elif isinstance(part, (ast.For, ast.AsyncFor)):
+            found.append(ast.Subscript(part.iter, ast.Constant(0), ast.Load()))
+        elif isinstance(part, ast.withitem):
+            found.append(ast.Subscript(part.context_expr, ast.Constant(0), ast.Load()))
+        elif isinstance(part, (ast.Import, ast.ImportFrom)):
+            found.append(ast.Name(UNKNOWN, ast.Load()))
+    return found
 
 
 def bind_captures(node: ast.Match, bind: Any) -> None:
@@ -169,6 +195,9 @@ def class_body(node: ast.ClassDef) -> Iterator[tuple[str, str]]:
             continue  # a method: judged by name (the hidden hooks)
         if name.startswith("__") and name.endswith("__") and name not in _CLASS_DUNDERS_OK:
             yield f"class-dunder:{name}", f"a class body binding {name} (the interpreter reads it)"
+    if any(isinstance(part, (ast.Import, ast.ImportFrom)) for part in own_nodes(node.body)):
+        yield "class-import", "an import in a class body (the module becomes a class attribute: what is reached " \
+                              "through it goes unchecked)"
     for stmt in node.body:
         match_args = isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__match_args__"
                                                           for t in stmt.targets)
@@ -211,12 +240,21 @@ def call_shapes(self: Any, node: ast.Call, dotted: str | None) -> Iterator[tuple
                                  "across calls): give it a Context"
     writes = {"struct.pack_into": 1}.get(dotted or "") if dotted else \
         {"shuffle": 0, "pack_into": 0}.get(func.attr) if isinstance(func, ast.Attribute) else None
-    if writes is not None and len(node.args) > writes:  # ``rng.shuffle(RATES)``: writes into what it is given
-        owner = self.owner(node.args[writes])
-        if owner is not None:
-            yield f"write:{owner}", f"{dotted or getattr(func, 'attr', '')} writes into {owner}"
+    if writes is not None:  # ``rng.shuffle(RATES)``, ``shuffle(x=RATES)``: writes into what it is given
+        for given in [*node.args[writes:writes + 1], *(k.value for k in node.keywords if k.arg in ("x", "buffer"))]:
+            owner = self.owner(given)
+            if owner is not None:
+                yield f"write:{owner}", f"{dotted or getattr(func, 'attr', '')} writes into {owner}"
+    for given in [*node.args, *(k.value for k in node.keywords)]:  # a defaultdict handed on: a read may add a key
+        if isinstance(given, ast.Name) and not self.local(given.id) and not (isinstance(func, ast.Name) and func.id
+                in ("len", "list", "sorted", "dict", "iter", "isinstance", "bool", "set", "tuple")) and \
+                hasattr(type(self.namespace.get(given.id, MISSING)), "__missing__"):
+            yield f"missing:{given.id}:{ast.dump(func)[:80]}", \
+                f"the defaultdict {given.id} handed to a call (reading it there may add a key)"
+    spelled = (constant(node.args[0]) or (self.namespace.get(node.args[0].id) if isinstance(node.args[0], ast.Name)
+                                          and not self.local(node.args[0].id) else None)) if node.args else None
     if isinstance(func, ast.Attribute) and func.attr == "strftime" and (
-            not node.args or constant(node.args[0]) is None or "%s" in (constant(node.args[0]) or "")):
+            not isinstance(spelled, str) or "%s" in spelled):
         yield "zone:strftime", "strftime with %s or a computed format (the machine's time zone and locale)"
     if isinstance(func, ast.Attribute) and func.attr == "register":
         yield "register", "a class registered as another's virtual subclass (.register: class patterns and " \
@@ -239,8 +277,11 @@ def call_shapes(self: Any, node: ast.Call, dotted: str | None) -> Iterator[tuple
                              "generator from the world)"
     aware = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and any(
         k.arg in ("tz", "tzinfo") for k in func.value.keywords)  # ``datetime(…, tzinfo=utc).timestamp()``
-    if isinstance(func, ast.Attribute) and func.attr in _LOCAL_ZONE and len(node.args) <= _LOCAL_ZONE[func.attr] \
-            and not any(k.arg == "tz" for k in node.keywords) and not aware:
+    zone = [*node.args[_LOCAL_ZONE.get(getattr(func, "attr", ""), 9):], *(k.value for k in node.keywords
+                                                                           if k.arg == "tz")]
+    zoned = any(not (isinstance(z, ast.Constant) and z.value is None) for z in zone)  # a zone, not None
+    if isinstance(func, ast.Attribute) and func.attr in _LOCAL_ZONE and not aware and not (
+            zoned and func.attr == "fromtimestamp"):  # a naive datetime's astimezone(tz) reads the local zone too
         yield f"zone:{func.attr}", f"the local time zone .{func.attr}() with no zone (the machine's TZ and files)"
 
 
@@ -289,6 +330,12 @@ def class_bases(self: Any, node: ast.ClassDef) -> Iterator[tuple[str, str]]:
             yield "random:subclass", f"a subclass of {dotted} (seeded from the world where it is made)"
         if dotted in _ENUMS:
             self.enums.add(node.name)
+        name = base.id if isinstance(base, ast.Name) and not self.local(base.id) else ""
+        klass = self.namespace.get(name, MISSING)
+        if isinstance(klass, type) and (type(klass) not in (type, abc.ABCMeta) or any(
+                "__init_subclass__" in vars(k) for k in klass.__mro__ if k is not object)):
+            yield f"subclass:{name}", f"a subclass of {name}, whose __init_subclass__ or metaclass runs each time " \
+                                      f"one is made"
 
 
 def value_reflection(self: Any, node: ast.expr) -> Iterator[tuple[str, str]]:
@@ -299,6 +346,8 @@ def value_reflection(self: Any, node: ast.expr) -> Iterator[tuple[str, str]]:
     if dotted in _VALUE_REFLECTION | DECORATORS | _RANDOMS | IN_PLACE and id(node) not in self.callees and \
             id(node) not in self.bases:
         yield "reflect:value", f"{dotted} passed as a value (what it is given goes unseen)"
+    if isinstance(node, ast.Attribute) and node.attr in ("shuffle", "pack_into") and id(node) not in self.callees:
+        yield "reflect:value", f".{node.attr} passed as a value (it writes into what it is given)"
 
 
 def instance_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

@@ -172,13 +172,12 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             bind_name(node.target.id, ast.Tuple([node.value], ast.Load()))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not function:
-            returned = [n.value for n in ast.walk(node) if isinstance(n, (ast.Return, ast.Yield)) and n.value]
+            returned = [n.value for n in ast.walk(node) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+                        and n.value]
             if not isinstance(node, ast.Lambda):  # calling it (or passing it to map, reduce…) hands back these
                 bind_name(node.name, ast.Tuple(returned, ast.Load()))
         elif isinstance(node, ast.ClassDef):
-            held = [stmt.value for stmt in node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
-                    and stmt.value is not None]
-            bind_name(node.name, ast.Tuple(held, ast.Load()))
+            bind_name(node.name, ast.Tuple(routes.class_contents(node), ast.Load()))
     routes.bind_parameters(function, bind_name)
     return found
 
@@ -248,6 +247,8 @@ def reflection(self: Any, node: ast.Call, func: str) -> None:
     self.named(name)
     if func in ("setattr", "delattr"):
         self._write(node.args[0], f"attribute write on {{owner}} ({func} of {name})")
+    elif name in ("timestamp", "astimezone", "fromtimestamp", "strftime"):  # the local zone, however named
+        self.add(f"zone:{name}", f"the local time zone .{name} named through {func}")
     elif name in MUTATING_METHODS:  # ``getattr(SEEN, "append")(x)`` is ``SEEN.append(x)``
         self._write(node.args[0], f"mutating call {name} on {{owner}} (through getattr)")
     dotted = self.module_path(node.args[0])

@@ -28,6 +28,7 @@ _MADE = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, as
          ast.GeneratorExp, ast.Lambda)  # each evaluation makes a new object
 _OPERATORS = (ast.UnaryOp, ast.Compare, ast.BinOp)  # a new object, unless a class of the candidate's overloads them
 _CONTAINERS = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "bytearray", "reversed", "sum"})
+_MAKERS = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "bytearray"})  # each call a new one
 _IMMUTABLE = frozenset({"str", "int", "float", "bool", "bytes", "complex", "len", "abs", "round", "repr", "ascii",
                         "format", "any", "all", "isinstance", "issubclass", "callable", "ord", "chr", "hex", "oct",
                         "bin", "divmod", "pow", "hash", "id"})  # builtins whose result holds no object of theirs
@@ -40,6 +41,7 @@ _COPIED = (dict, list, set, bytearray, bytes, str, tuple, frozenset)  # a copy (
 _NEW_METHODS = frozenset({"copy", "groupdict", "groups", "group", "findall", "split", "rsplit", "splitlines", "match",
                           "search", "fullmatch", "sub", "most_common", "isoformat", "strip", "lower", "upper",
                           "replace", "join", "format", "encode", "decode", "keys", "values", "items"})
+_PARTS_OF_RECEIVER = frozenset({"copy", "keys", "values", "items", "most_common", "split", "rsplit"})
 _RETURNS_SHARED = frozenset({"typing.overload"})  # hands back a module-level object, whatever it is given
 
 
@@ -49,7 +51,11 @@ def fresh(self: Any, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool
         return _name(self, node.id, seen, fresh)
     if isinstance(node, _MADE):
         return True
-    if isinstance(node, _OPERATORS):
+    if isinstance(node, _OPERATORS):  # ``T | T`` is ``T``, ``~~FLAG`` a cached member: judged by their operands
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.BitXor)):
+            return fresh(self, node.left, seen) and fresh(self, node.right, seen)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            return fresh(self, node.operand, seen)
         return not _overloaded(self)
     if isinstance(node, ast.Subscript):
         if isinstance(node.slice, ast.Slice):  # a list's slice is a copy; a memoryview's is a view of it
@@ -112,8 +118,8 @@ def _parts_fresh(self: Any, node: ast.expr, seen: frozenset[str]) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not self.local(node.func.id) and node.args:
         if node.func.id in ("list", "tuple", "sorted", "set", "frozenset", "reversed") and len(node.args) == 1:
             return _parts_fresh(self, node.args[0], seen)
-        if node.func.id == "map" and isinstance(node.args[0], ast.Name) and node.args[0].id in _CONTAINERS:
-            return True  # map(dict, rows): a new dict each
+        if node.func.id == "map" and isinstance(node.args[0], ast.Name) and node.args[0].id in _MAKERS:
+            return True  # map(dict, rows): a new dict each (not sum: ``sum([], X)`` is ``X``)
     return deep(self, node, seen)
 
 
@@ -170,13 +176,18 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
                                                                                   or deep(self, node.args[0], seen))
             if dotted in _NEW:
                 return True
-            return (shallow and pure_chain(dotted) is None and _new_instance(_resolve(dotted))) or \
-                (made_from_arguments() and not _class_state(_resolve(dotted)))
+            made = _resolve(dotted)
+            if _new_instance(made):  # an instance: deep only of a value class (``Template("x").flags`` is a module
+                # object, ``field().default`` a sentinel)
+                return (shallow and pure_chain(dotted) is None) or (made_from_arguments() and _value_class(made))
+            return made_from_arguments() and not _class_state(made)
         if func.attr in self.methods:  # a method of a class of the candidate's own: it returns anything
             return False
-        if func.attr in _NEW_METHODS and (_stdlib(self, func.value) or (func.attr == "copy" and shallow
+        if func.attr in _NEW_METHODS and (_stdlib(self, func.value) or (func.attr == "copy"
                                                                           and _copies(self, func.value, seen))):
-            return True  # ``DEFAULTS.copy()``, ``PATTERN.match(text).groupdict()``: new objects
+            # ``PATTERN.match(text).groupdict()``: new objects of new parts; ``DEFAULTS.copy()``, ``.values()``:
+            # a new container (or a view) of the receiver's own parts
+            return shallow or func.attr not in _PARTS_OF_RECEIVER or deep(self, func.value, seen)
         return deep(self, func.value, seen) and made_from_arguments()  # a part of the receiver, or of an argument
     return False
 
@@ -250,6 +261,14 @@ def _new_instance(value: object) -> bool:
     import enum
 
     return isinstance(value, type) and not issubclass(value, enum.Enum)
+
+
+def _value_class(value: object) -> bool:
+    """Whether instances of the library class ``value`` hold nothing but what they are given (containers, numbers,
+    dates), and the class no state of its own."""
+    module = getattr(value, "__module__", "").lstrip("_")
+    return module in ("collections", "decimal", "fractions", "datetime", "ipaddress", "array", "pydecimal") \
+        and not _class_state(value)
 
 
 def _class_state(value: object) -> bool:

@@ -52,7 +52,10 @@ PURE_MODULES: dict[str, frozenset[str] | None] = {
     "string": frozenset({"ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits", "octdigits",
                          "punctuation", "printable", "whitespace", "capwords", "Template"}),
     "collections.abc": _ANY, "heapq": _ANY, "bisect": _ANY, "statistics": _ANY, "fractions": _ANY,
-    "numbers": _ANY, "unicodedata": _ANY, "textwrap": _ANY, "difflib": _ANY, "keyword": _ANY,
+    "numbers": _ANY, "unicodedata": _ANY, "textwrap": _ANY, "keyword": _ANY,
+    # not HtmlDiff: it counts its tables in a class attribute and prints the count (a counter kept across calls)
+    "difflib": frozenset({"SequenceMatcher", "Differ", "get_close_matches", "ndiff", "restore", "unified_diff",
+                          "context_diff", "diff_bytes", "IS_LINE_JUNK", "IS_CHARACTER_JUNK", "Match"}),
     "base64": _ANY, "binascii": _ANY, "zlib": _ANY, "struct": _ANY, "hashlib": _ANY, "html": _ANY,
     "ipaddress": _ANY, "array": _ANY, "graphlib": _ANY, "dataclasses": _ANY,
     # not global_enum and its kin: they write the members into the module the class names (builtins included)
@@ -99,7 +102,7 @@ WORLD_ATTRIBUTES: dict[str, str] = {
     **dict.fromkeys(("read_text", "read_bytes", "write_text", "write_bytes", "open", "touch", "unlink", "mkdir",
                      "rmdir", "iterdir", "rglob", "glob", "exists", "is_file", "is_dir", "stat", "lstat", "cwd",
                      "home", "expanduser", "absolute", "resolve", "readlink", "symlink_to", "chmod"), "files"),
-    **dict.fromkeys(("environ", "environb", "getenv", "putenv", "unsetenv"), "environment"),
+    **dict.fromkeys(("environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"), "environment"),
     **dict.fromkeys(("getpid", "getppid", "register_at_fork", "excepthook", "meta_path", "path_hooks", "modules",
                      "getcontext", "setcontext", "urandom", "seed", "cache_info", "cache_parameters"),
                     "process or interpreter state"),
