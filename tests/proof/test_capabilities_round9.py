@@ -262,3 +262,80 @@ def test_a_route_of_the_ninth_red_team_is_refused_with_its_rule(make_module, cas
     reasons = capability_reasons(_src(globals()[original]), _src(source), vars(make_module(globals()[module])),
                                  own={"price"})
     assert any(rule in reason for reason in reasons), reasons
+
+
+BROAD = {
+    "except Exception around an allocation over the sandbox's memory limit": '''
+        def price(text):
+            try:
+                bytes(3 << 30)
+            except Exception:
+                return -1.0
+            return float(str(text).strip("$"))
+    ''',
+    "a bare except around a recursion deeper than the sandbox's stack": '''
+        def price(text):
+            def down(n):
+                return down(n + 1)
+            try:
+                down(0)
+            except:
+                return float(str(text).strip("$"))
+            return -1.0
+    ''',
+    "except RuntimeError (what a RecursionError is)": '''
+        def price(text):
+            try:
+                return float(str(text).strip("$"))
+            except RuntimeError:
+                return -1.0
+    ''',
+    "the broad class held in a local": '''
+        def price(text):
+            caught = Exception
+            try:
+                bytes(3 << 30)
+            except caught:
+                return -1.0
+            return float(str(text).strip("$"))
+    ''',
+    "contextlib.suppress(Exception)": '''
+        def price(text):
+            import contextlib
+            with contextlib.suppress(Exception):
+                bytes(3 << 30)
+                return float(str(text).strip("$"))
+            return -1.0
+    ''',
+    "a class whose __exit__ swallows everything": '''
+        def price(text):
+            class Quiet:
+                def __enter__(self):
+                    return self
+                def __exit__(self, *exc):
+                    return True
+            with Quiet():
+                bytes(3 << 30)
+                return float(str(text).strip("$"))
+            return -1.0
+    ''',
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROAD))
+def test_a_handler_that_may_catch_the_sandboxs_limits_is_refused(make_module, case):
+    # The documented memory-limit probe (round 7 installed it end to end: every host call returned -1.0) and the
+    # stack-depth probe: a candidate can no longer catch a MemoryError or a RecursionError at all.
+    reasons = capability_reasons(_src(ORIGINAL), _src(BROAD[case]), vars(make_module(MODULE)), own={"price"})
+    assert any("it may catch the sandbox's memory and stack limits" in reason for reason in reasons) or \
+        any("__exit__" in reason for reason in reasons), reasons
+
+
+def test_specific_handlers_and_the_originals_own_broad_one_pass(make_module):
+    namespace = vars(make_module(MODULE))
+    specific = "def price(text):\n    try:\n        return float(text)\n    except (ValueError, TypeError):\n" \
+               "        return 0.0\n"
+    assert capability_reasons(_src(ORIGINAL), specific, namespace, own={"price"}) == []
+    broad = "def price(text):\n    try:\n        return float(text)\n    except Exception:\n        return 0.0\n"
+    kept = broad.replace("float(text)", "float(str(text).strip('$'))")
+    assert capability_reasons(broad, kept, namespace, own={"price"}) == []

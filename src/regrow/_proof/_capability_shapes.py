@@ -185,7 +185,7 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
 def outermost(self: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
     """What the function installed is judged by before its body: its defaults (each visited), and what its body binds
     (the locals' values, its classes, a method's ``self``, whether it names ``random.Random``)."""
-    found = list(routes.defaults(self, node))
+    found = [*routes.defaults(self, node), *routes.broad_handlers(node, self.namespace)]
     self.values, self.instance = local_values(node), routes.instance_name(node)
     self.classes = local_classes(node)
     self.methods = local_methods(node)
