@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _capability_routes as routes
+from ._handlers import broad_handlers
 from ._ownership import UNKNOWN, fresh
 from ._scopes import constant
 from ._vocabulary import MUTATING_METHODS, PURE_BUILTINS, immutable
@@ -185,7 +186,7 @@ def local_values(function: ast.AST) -> dict[str, list[ast.expr]]:
 def outermost(self: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
     """What the function installed is judged by before its body: its defaults (each visited), and what its body binds
     (the locals' values, its classes, a method's ``self``, whether it names ``random.Random``)."""
-    found = [*routes.defaults(self, node), *routes.broad_handlers(node, self.namespace)]
+    found = [*routes.defaults(self, node), *broad_handlers(node, self.namespace)]
     self.values, self.instance = local_values(node), routes.instance_name(node)
     self.classes = local_classes(node)
     self.methods = local_methods(node)
