@@ -314,7 +314,7 @@ class _Uses(ast.NodeVisitor):
         self.visit(node.value)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
-        for attr in shapes.match_class(node):  # ``case object(inspect=…)`` reads ``.inspect``: judged as such
+        for attr in shapes.match_class(self, node):  # ``case object(inspect=…)`` reads ``.inspect``: judged as such
             self._attribute_name(attr)
             self._world(attr)
         self.generic_visit(node)

@@ -26,7 +26,7 @@ from typing import Any
 
 from ._ownership import INSTANCE, UNKNOWN
 from ._scopes import MISSING, bindings, constant, own_nodes
-from ._vocabulary import IN_PLACE
+from ._vocabulary import IN_PLACE, MUTATING_METHODS
 
 # Builtins whose result is a new object that holds none of its arguments (``list(CACHE)`` is a copy).
 FRESH = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "str", "int", "float", "bool", "bytes",
@@ -228,9 +228,11 @@ def call_shapes(self: Any, node: ast.Call, dotted: str | None) -> Iterator[tuple
         names = [constant(arg) for arg in node.args]
         if any(name is None or "__" in name or "." in name for name in names):  # "inspect.os.system": a chain
             yield "reflect:attrgetter", "reflection with a computed or dotted name (operator.attrgetter)"
-        for name in names:  # judged as attributes read in the code
+        for name in names:  # judged as attributes read in the code; a mutating method taken to be called later
             self.named(name or "")
             self._world(name or "")
+            if name in MUTATING_METHODS:
+                yield "reflect:mutating", f"operator.attrgetter of the mutating method {name}"
     elif dotted == "random.Random" and not seeded(node):
         yield "random:unseeded", "randomness random.Random seeded from the world (or an object)"
     elif dotted == "decimal.localcontext" and not any(

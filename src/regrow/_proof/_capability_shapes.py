@@ -67,9 +67,13 @@ def class_body(node: ast.ClassDef) -> Iterator[tuple[str, str]]:
             yield f"class-hook:{stmt.name}", f"a class defining {stmt.name} (called where no call shows it)"
 
 
-def match_class(node: ast.MatchClass) -> Iterator[str]:
-    """The attribute names a class pattern reads (``case object(inspect=…)`` reads ``.inspect``)."""
-    yield from node.kwd_attrs
+def match_class(self: Any, node: ast.MatchClass) -> Iterator[str]:
+    """The attribute names a class pattern reads (``case object(inspect=…)`` reads ``.inspect``); a mutating method
+    captured (``case object(append=push)``, then ``push(x)``) is refused."""
+    for attr in node.kwd_attrs:
+        if attr in MUTATING_METHODS:
+            self.add(f"match-mutating:{attr}", f"a class pattern capturing the mutating method {attr}")
+        yield attr
 
 
 def match_keys(node: ast.MatchMapping) -> Iterator[tuple[str, str]]:
@@ -313,7 +317,7 @@ def attribute_shapes(self: Any, node: ast.Attribute) -> Iterator[tuple[str, str]
     of a builtin container passed as a value (``map(dict.update, [table], …)`` writes into what it is given)."""
     value = node.value
     if node.attr == "__init__" and not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-                                        and value.func.id == "super"):
+                                        and value.func.id == "super" and not value.args):  # (not super(K, ORDER))
         yield EXPLICIT_INIT
     if isinstance(value, ast.Name) and value.id in _CONTAINERS and not self.local(value.id) and \
             node.attr in MUTATING_METHODS and id(node) not in self.callees:

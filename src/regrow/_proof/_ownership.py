@@ -150,7 +150,8 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
     if isinstance(func, ast.Name):
         if self.local(func.id):  # a class of the call's own makes an instance (its class's attributes are in it);
             if func.id in self.classes:  # a function of its own, what its returns say (a lambda's body, a def's
-                return shallow or (made_from_arguments() and deep(self, func, seen))  # return statements)
+                return shallow or (made_from_arguments() and deep(self, func, seen)  # return statements)
+                                   and not _overloaded(self))  # (``K()[0]``: what its __getitem__ returns)
             returned = _returns(self, func.id)
             judge = fresh if shallow else deep
             return returned is not None and func.id not in seen and \
@@ -159,6 +160,8 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
         if value is MISSING:  # a builtin
             if func.id in ("type", "super", "vars", "globals", "locals"):  # a class, or a namespace
                 return False
+            if _overloaded(self):  # ``abs(K())``, ``reversed(K())``: a class of the candidate's answers for them
+                return made_from_arguments() and func.id not in ("reversed", "sum", "next", "iter", "min", "max")
             if func.id in _IMMUTABLE:
                 return True
             if func.id in _CONTAINERS:
@@ -174,7 +177,7 @@ def _call(self: Any, node: ast.Call, seen: frozenset[str], shallow: bool) -> boo
                 # an enum member are handed back as they are
                 return bool(node.args) and _copies(self, node.args[0], seen) and (shallow or dotted == "copy.deepcopy"
                                                                                   or deep(self, node.args[0], seen))
-            if dotted in _NEW:
+            if dotted in _NEW and not node.keywords:  # (``json.loads(t, object_hook=…)`` returns what the hook does)
                 return True
             made = _resolve(dotted)
             if _new_instance(made):  # an instance: deep only of a value class (``Template("x").flags`` is a module
