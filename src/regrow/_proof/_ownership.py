@@ -1,6 +1,6 @@
 """Whether a write lands in an object the call made (or was given), for the capability check: an allowlist.
 
-Five red teams found ways to reach a global through a local the check did not trace (a nested function's
+Red teams found ways to reach a global through a local the check did not trace (a nested function's
 parameter, a ``match`` capture, ``None or price``, ``{"k": price}["k"]``, ``sorted([price])[0]``, a list
 filled after it was made, an exception's ``args``, a generator's ``send``, a local class's attribute) and then
 write to it: a counter kept across calls. So a write — an attribute or item store, a mutating method, ``setattr``,
@@ -11,7 +11,7 @@ everything in it fresh. Anything else is refused, whether or not a route to a gl
 
 What each local is bound to comes from :func:`._capability_shapes.local_values`, where a name bound to a part of a
 value (a loop's target, an unpacked element, a capture, a ``with`` name) is bound to ``value[0]`` (a part), and a
-local class to a tuple of what its body assigns (a container made now, holding those).
+local class to a tuple of what its body binds (a container made now, holding those).
 """
 
 from __future__ import annotations
