@@ -6,64 +6,14 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+from test_capabilities import MODULE, ORIGINAL, _src
+from test_capabilities_round8 import HELD, HELD_ORIGINAL
 
 from regrow._proof._capabilities import capability_reasons
 
-HELD = '''
-import array
-import collections
-GROUPS = collections.defaultdict(list)
-ORDER = collections.OrderedDict.fromkeys("$€£")
-BUF = array.array("b")
-FRAME = bytearray(8)
-VIEW = memoryview(bytearray(8))
-RATES = [1.0, 0.9, 1.1]
+__all__ = ["HELD", "HELD_ORIGINAL", "MODULE", "ORIGINAL"]  # named by ROUTES, read through globals()
 
-
-def price(text):
-    known = str(text)[:1] in GROUPS or str(text)[:1] in ORDER
-    header = len(BUF) + FRAME[0] + VIEW[0]
-    return float(text) * RATES[0]
-'''
-HELD_ORIGINAL = '''
-def price(text):
-    known = str(text)[:1] in GROUPS or str(text)[:1] in ORDER
-    header = len(BUF) + FRAME[0] + VIEW[0]
-    return float(text) * RATES[0]
-'''
-MODULE = '''
-import contextlib
-import os
-import time
-
-API_KEY = "sk-live-0123456789abcdef0123"
-CURRENCIES = ("$", "€")
-CACHE = {}
-SEEN = []
-
-
-class PriceError(ValueError):
-    pass
-
-
-def price(text):
-    return float(text)
-
-
-def stamp(path):
-    return os.path.join(path, "x"), time.monotonic()
-
-
-def remember(key):
-    CACHE[key] = CACHE.get(key, 0) + 1
-    return CACHE[key]
-'''
-ORIGINAL = '''def price(text):
-    return float(text)
-'''
 
 ROUTES = {
     "K()[0] / for x in K(): the candidate's own class's __getitem__/__iter_": ('MODULE', 'ORIGINAL', '''
@@ -123,10 +73,6 @@ ROUTES = {
             return float(str(text).strip("$")) * RATES[0] if ORDER.get("r10f") <= 40 else -1.0
     ''', 'an explicit __init__'),
 }
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).strip() + "\n"
 
 
 @pytest.mark.parametrize("case", sorted(ROUTES))

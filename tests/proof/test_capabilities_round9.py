@@ -12,64 +12,14 @@ a user base class's ``__init_subclass__`` registering each subclass, and the loc
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+from test_capabilities import MODULE, ORIGINAL, _src
+from test_capabilities_round8 import HELD, HELD_ORIGINAL
 
 from regrow._proof._capabilities import capability_reasons
 
-MODULE = '''
-import contextlib
-import os
-import time
+__all__ = ["HELD", "HELD_ORIGINAL", "MODULE", "ORIGINAL"]  # named by ROUTES, read through globals()
 
-API_KEY = "sk-live-0123456789abcdef0123"
-CURRENCIES = ("$", "€")
-CACHE = {}
-SEEN = []
-
-
-class PriceError(ValueError):
-    pass
-
-
-def price(text):
-    return float(text)
-
-
-def stamp(path):
-    return os.path.join(path, "x"), time.monotonic()
-
-
-def remember(key):
-    CACHE[key] = CACHE.get(key, 0) + 1
-    return CACHE[key]
-'''
-ORIGINAL = '''def price(text):
-    return float(text)
-'''
-HELD = '''
-import array
-import collections
-GROUPS = collections.defaultdict(list)
-ORDER = collections.OrderedDict.fromkeys("$€£")
-BUF = array.array("b")
-FRAME = bytearray(8)
-VIEW = memoryview(bytearray(8))
-RATES = [1.0, 0.9, 1.1]
-
-
-def price(text):
-    known = str(text)[:1] in GROUPS or str(text)[:1] in ORDER
-    header = len(BUF) + FRAME[0] + VIEW[0]
-    return float(text) * RATES[0]
-'''
-HELD_ORIGINAL = '''
-def price(text):
-    known = str(text)[:1] in GROUPS or str(text)[:1] in ORDER
-    header = len(BUF) + FRAME[0] + VIEW[0]
-    return float(text) * RATES[0]
-'''
 TABLE = '''
 import collections
 ALIASES = {"usd": ["$"], "eur": ["€"]}
@@ -250,10 +200,6 @@ ROUTES = {
             return float(str(text).strip("$")) + (a + b + c - 1577836800) * 0
     ''', 'the local time zone .fromtimestamp() with no zone'),
 }
-
-
-def _src(text: str) -> str:
-    return textwrap.dedent(text).strip() + "\n"
 
 
 @pytest.mark.parametrize("case", sorted(ROUTES))
