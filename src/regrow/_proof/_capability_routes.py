@@ -1,7 +1,8 @@
-"""Routes the fifth red team took past the capability check, closed (see :mod:`._capabilities`).
+"""Routes the red teams of rounds 5 to 10 took past the capability check, closed (see :mod:`._capabilities`;
+writes are judged in :mod:`._ownership`, handlers of the sandbox's limits in :mod:`._handlers`).
 
-Each let a candidate that passed every check keep a counter across calls, read the clock or the local time zone,
-or reach a module's globals once installed in your process:
+Round 5's, for one, each let a candidate that passed every check keep a counter across calls, read the clock or
+the local time zone, or reach a module's globals once installed in your process:
 
 - a default that holds a mutable object inside a tuple (``_box=([],)``), or aliases a global (``_self=price``);
 - a global handed to a nested function's or a lambda's parameter, a ``match`` capture or a call that returns what
@@ -56,15 +57,13 @@ def bind_parameters(function: ast.AST, bind: Any) -> None:
         args = node.args
         positional = [*args.posonlyargs, *args.args]
         every = [*positional, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
-        for arg, default in [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
-                             *zip(args.kwonlyargs, args.kw_defaults, strict=True)]:
-            if default is not None:  # a lambda made once, at install: the same object on every call
-                bind(arg.arg, unknown if isinstance(default, ast.Lambda) else default)
+        for arg, default in default_pairs(args):  # a lambda made once, at install: the same object on every call
+            bind(arg.arg, unknown if isinstance(default, ast.Lambda) else default)
         if node is function:
             continue
         klass = parents.get(id(node))
         method = isinstance(klass, ast.ClassDef)
-        if isinstance(klass, ast.ClassDef) and positional and _only_constructed(function, klass):
+        if isinstance(klass, ast.ClassDef) and positional and _only_constructed(function, klass, parents):
             bind(positional[0].arg, INSTANCE)  # ``self``: an instance made by the call (its class is the candidate's)
             every = every[1:]
         calls = None if method else _call_sites(function, node, parents)  # a method is called by attribute
@@ -74,6 +73,13 @@ def bind_parameters(function: ast.AST, bind: Any) -> None:
             for arg in every:  # which argument lands where is not worked out: each may hold any of them
                 for value in [*given, *([unknown] if spread else [])]:
                     bind(arg.arg, value)
+
+
+def default_pairs(args: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter that has a default, with its default expression."""
+    positional = [*args.posonlyargs, *args.args]
+    return [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
+            *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
 
 
 def _call_sites(function: ast.AST, nested: ast.AST, parents: dict[int, ast.AST]) -> list[ast.Call] | None:
@@ -102,10 +108,9 @@ def _call_sites(function: ast.AST, nested: ast.AST, parents: dict[int, ast.AST])
     return calls or None  # never called by its name: called some other way, with anything
 
 
-def _only_constructed(function: ast.AST, klass: ast.ClassDef) -> bool:
+def _only_constructed(function: ast.AST, klass: ast.ClassDef, parents: dict[int, ast.AST]) -> bool:
     """Whether ``klass`` is only ever called to make an instance (``K(…)``): not read as a value (``k = K``,
     ``K.m(price)``), and no object's class is taken anywhere (``type(K()).m(X)``, ``x.__class__``)."""
-    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id == klass.name and isinstance(node.ctx, ast.Load):
             used = parents.get(id(node))  # called, or matched (``case K(v)``): not handed on as a value
@@ -313,11 +318,7 @@ def seeded(node: ast.Call) -> bool:
 def defaults(self: Any, node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, str]]:
     """``(key, reason)`` for each default of the function installed (evaluated once, in your process) that makes an
     object a call could change: state kept from one call to the next."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
-             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
-    for arg, default in pairs:
+    for arg, default in default_pairs(node.args):
         self.visit(default)
         if not immutable_default(default):
             yield f"default:{arg.arg}:{ast.dump(default)}", f"a mutable default value for {arg.arg} (state kept " \
